@@ -1,0 +1,235 @@
+// Package cli is roofline's command line: one file per command. It is the
+// only package that builds real NVML, process drivers and the clock, and passes
+// interfaces down to the layers below.
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/roofline/roofline/internal/suggest"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+)
+
+// Streams are the standard streams of one invocation; tests pass buffers.
+type Streams struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+	// OutTerminal / ErrTerminal / InTerminal say whether the streams are terminals
+	// (colour, progress bars and prompts depend on it).
+	OutTerminal bool
+	ErrTerminal bool
+	InTerminal  bool
+}
+
+// StdStreams returns the process's standard streams.
+func StdStreams() Streams {
+	return Streams{
+		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		OutTerminal: term.IsTerminal(int(os.Stdout.Fd())),
+		ErrTerminal: term.IsTerminal(int(os.Stderr.Fd())),
+		InTerminal:  term.IsTerminal(int(os.Stdin.Fd())),
+	}
+}
+
+// Meta is what every command gets: streams and the global flags.
+type Meta struct {
+	Streams
+	// Color is true when output may be coloured (-no-color unset, NO_COLOR
+	// unset, stdout a terminal).
+	Color bool
+	// Chdir is the -chdir value ("" when not given); the process has already
+	// changed into it.
+	Chdir string
+}
+
+// Command is one roofline subcommand. Commands register themselves in init()
+// so that each lives in its own file.
+type Command struct {
+	Name     string // "plan", or "state list" for a nested one
+	Synopsis string // one line for `roofline help`
+	Usage    string // full help text, starting with the usage line
+	// Planned marks a command that is listed in help but not built yet.
+	Planned bool
+	// Hidden commands are not listed (internal entry points such as rehearsal).
+	Hidden bool
+	Run    func(m *Meta, args []string) int
+}
+
+var commands = map[string]*Command{}
+
+// register adds a command. A real command replaces a Planned placeholder of
+// the same name, whatever the order of init functions.
+func register(c *Command) {
+	if old, dup := commands[c.Name]; dup {
+		switch {
+		case c.Planned:
+			return
+		case !old.Planned:
+			panic("cli: command registered twice: " + c.Name)
+		}
+	}
+	commands[c.Name] = c
+}
+
+// Exit codes shared by commands.
+const (
+	ExitOK      = 0
+	ExitError   = 1
+	ExitChanges = 2 // plan -detailed-exitcode
+	ExitFmt     = 3 // fmt -check found files to change (as Terraform)
+)
+
+// Main runs roofline with args (without the program name) and returns the exit code.
+func Main(args []string, streams Streams) int {
+	m := &Meta{Streams: streams}
+	noColor := os.Getenv("NO_COLOR") != ""
+
+	// Global flags come before the command, as in Terraform.
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(args[0], "-"), "=")
+		switch name {
+		case "chdir":
+			if !hasValue {
+				if len(args) < 2 {
+					fmt.Fprintln(m.Err, "Error: -chdir needs a directory: roofline -chdir=DIR COMMAND")
+					return ExitError
+				}
+				value = args[1]
+				args = args[1:]
+			}
+			m.Chdir = value
+		case "no-color":
+			noColor = true
+		case "h", "help":
+			args = []string{"help"}
+			continue
+		case "v", "version":
+			args = []string{"version"}
+			continue
+		default:
+			fmt.Fprintf(m.Err, "Error: unknown global flag %s\n\nGlobal flags are -chdir=DIR and -no-color; they come before the command. Run \"roofline help\".\n", args[0])
+			return ExitError
+		}
+		args = args[1:]
+	}
+	m.Color = !noColor && streams.OutTerminal
+	if m.Chdir != "" {
+		if err := os.Chdir(m.Chdir); err != nil {
+			fmt.Fprintf(m.Err, "Error: -chdir=%s: %v\n", m.Chdir, err)
+			return ExitError
+		}
+	}
+	if len(args) == 0 {
+		printHelp(m.Out)
+		return ExitError
+	}
+
+	cmd, rest := lookup(args)
+	if cmd == nil {
+		fmt.Fprintf(m.Err, "Error: unknown command %q.%s\n\nRun \"roofline help\" for the list of commands.\n", args[0], suggest.DidYouMean(args[0], topLevelNames()))
+		return ExitError
+	}
+	if cmd.Planned {
+		fmt.Fprintf(m.Err, "Error: \"roofline %s\" is planned but not built yet.\n", cmd.Name)
+		return ExitError
+	}
+	for _, a := range rest {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			fmt.Fprint(m.Out, strings.TrimRight(cmd.Usage, "\n")+"\n")
+			return ExitOK
+		}
+	}
+	return cmd.Run(m, rest)
+}
+
+// lookup finds the longest registered command name that prefixes args
+// ("state list" before "state").
+func lookup(args []string) (*Command, []string) {
+	for n := min(len(args), 3); n > 0; n-- {
+		if c, ok := commands[strings.Join(args[:n], " ")]; ok {
+			return c, args[n:]
+		}
+	}
+	return nil, nil
+}
+
+func topLevelNames() []string {
+	seen := map[string]bool{}
+	var out []string
+	for name, c := range commands {
+		first, _, _ := strings.Cut(name, " ")
+		if !c.Hidden && !seen[first] {
+			seen[first] = true
+			out = append(out, first)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// newFlags returns a pflag set for a command that prints the command's usage
+// on error and does not exit.
+func newFlags(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parseFlags parses args with fs, accepting Terraform's single-dash long flags
+// (-auto-approve, -json, -chdir=DIR) as well as GNU's double dash. It prints a
+// clear error and returns false on bad input.
+func parseFlags(m *Meta, fs *pflag.FlagSet, args []string) bool {
+	norm := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			norm = append(norm, args[i:]...)
+			break
+		}
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' {
+			name, _, _ := strings.Cut(a[1:], "=")
+			if fs.Lookup(name) != nil && len(name) > 1 {
+				a = "-" + a
+			}
+		}
+		norm = append(norm, a)
+	}
+	if err := fs.Parse(norm); err != nil {
+		msg := err.Error()
+		if strings.HasPrefix(msg, "unknown flag: ") || strings.HasPrefix(msg, "unknown shorthand flag") {
+			var names []string
+			fs.VisitAll(func(f *pflag.Flag) { names = append(names, "-"+f.Name) })
+			bad := strings.TrimPrefix(msg, "unknown flag: ")
+			if i := strings.LastIndex(bad, " in "); i >= 0 {
+				bad = bad[i+4:]
+			}
+			msg = "unknown flag " + bad + "." + suggest.DidYouMean(strings.TrimLeft(bad, "-"), trimDashes(names))
+		}
+		fmt.Fprintf(m.Err, "Error: %s\n\nRun \"roofline %s -h\" for its usage.\n", msg, fs.Name())
+		return false
+	}
+	return true
+}
+
+func trimDashes(in []string) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = strings.TrimLeft(s, "-")
+	}
+	return out
+}
+
+// usageError prints msg and the command's usage hint and returns ExitError.
+func usageError(m *Meta, cmd, msg string) int {
+	fmt.Fprintf(m.Err, "Error: %s\n\nRun \"roofline %s -h\" for its usage.\n", msg, cmd)
+	return ExitError
+}

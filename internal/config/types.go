@@ -1,0 +1,208 @@
+// Package config turns a directory of roofline HCL files into typed, validated
+// configuration. Every value keeps the source range it came from, so later
+// checks (flags, VRAM, ports) can point at the line that causes them.
+package config
+
+import (
+	"sort"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Engine kinds.
+const (
+	KindVLLM   = "vllm"
+	KindSGLang = "sglang"
+)
+
+// Config is one loaded configuration directory.
+type Config struct {
+	// Dir is the directory the files were read from (absolute).
+	Dir string
+	// Files maps file name to its bytes; the diagnostic writer needs them for snippets.
+	Files map[string]*hcl.File
+
+	Roofline *Roofline
+	Engines  map[string]*Engine
+	Models   map[string]*Model
+	Servers  map[string]*Server
+}
+
+// Roofline is the top-level settings block.
+type Roofline struct {
+	// StateDir holds the state file, lock, logs, probe cache and journal.
+	// Relative paths are relative to Config.Dir. Default ".roofline".
+	StateDir string
+	// Inventory, when set, is a GPU snapshot file (roofline gpu -json) used
+	// instead of NVML: for rehearsals and code review on machines with no GPU.
+	// Relative to Config.Dir. The -inventory flag overrides it.
+	Inventory string
+
+	DeclRange hcl.Range
+	Ranges    Ranges
+}
+
+// Engine is an inference engine install: a local command, a docker image or
+// the built-in rehearsal engine.
+type Engine struct {
+	Name    string
+	Kind    string // KindVLLM or KindSGLang
+	Version string // pinned version; plan fails if the installed one differs
+
+	// Exactly one of Command, Image, Rehearsal is set.
+	// Command: vLLM: the vllm executable ("vllm" or "/opt/vllm/bin/vllm").
+	// SGLang: the interpreter and module ["/opt/sglang/bin/python", "-m", "sglang.launch_server"].
+	Command   []string
+	Image     string // repo@sha256:<64 hex>
+	Rehearsal bool   // run roofline's rehearsal engine emulating Kind at Version
+
+	Env map[string]string
+
+	DeclRange hcl.Range
+	Ranges    Ranges
+}
+
+// Addr is the engine's address as written in references: "engine.NAME".
+func (e *Engine) Addr() string { return "engine." + e.Name }
+
+// Model is a local model folder (safetensors).
+type Model struct {
+	Name       string
+	Path       string // absolute after loading
+	ServedName string // default: the block name
+	Checksums  string // optional sha256sum-format file, absolute after loading
+
+	DeclRange hcl.Range
+	Ranges    Ranges
+}
+
+// Addr is "model.NAME".
+func (m *Model) Addr() string { return "model." + m.Name }
+
+// Server is one engine process serving one model on some GPUs.
+type Server struct {
+	Name   string
+	Engine string // engine block name
+	Model  string // model block name
+
+	GPUs []int
+	Port int
+	Host string // optional; rendered as --host when set
+
+	TensorParallel   int // default 1
+	PipelineParallel int // default 1
+
+	// Zero values mean "unset: the engine's default".
+	MaxModelLen          int
+	GPUMemoryUtilization float64
+	Concurrency          int // full-context requests the KV budget must hold (a check, not a flag)
+
+	ToolCallParser  string
+	ReasoningParser string
+	ChatTemplate    string
+
+	Quantization string
+	KVCacheDtype string
+
+	MaxNumSeqs          int
+	MaxNumBatchedTokens int
+	ChunkedPrefillSize  int
+	EnforceEager        bool
+	EnablePrefixCaching *bool // nil: engine default
+
+	SpeculativeConfig string // JSON, passed as --speculative-config (vLLM) / mapped for SGLang
+
+	ExtraArgs []string
+	Env       map[string]string
+
+	Gate      *Gate // never nil after loading (defaults applied)
+	Lifecycle Lifecycle
+
+	DeclRange hcl.Range
+	Ranges    Ranges
+}
+
+// Addr is "server.NAME".
+func (s *Server) Addr() string { return "server." + s.Name }
+
+// Gate says what a server must pass before it is promoted.
+type Gate struct {
+	HealthTimeout time.Duration // default 15m
+	SmokeToolcall bool
+	Bench         *Bench // nil: no benchmark gate
+
+	DeclRange hcl.Range
+	Ranges    Ranges
+}
+
+// DefaultHealthTimeout is the seed's SERVE_TIMEOUT (900 s).
+const DefaultHealthTimeout = 15 * time.Minute
+
+// Bench is a benchmark gate: a load and the thresholds it must meet.
+// Zero thresholds are not checked.
+type Bench struct {
+	Concurrency  int     // closed loop; default 1 when RequestRate is 0
+	RequestRate  float64 // open loop (Poisson), requests/s; 0 = closed loop
+	Requests     int     // default 100
+	InputTokens  int     // default 1024
+	OutputTokens int     // default 128
+
+	MinOutputTokensPerSecond float64
+	MinRequestsPerSecond     float64
+	MaxTTFTP99               time.Duration
+	MaxTPOTP99               time.Duration
+	MaxITLP99                time.Duration
+	MaxFailedRequests        int // default 0: any failed request fails the gate
+
+	DeclRange hcl.Range
+	Ranges    Ranges
+}
+
+// Lifecycle mirrors Terraform's lifecycle block.
+type Lifecycle struct {
+	CreateBeforeDestroy bool
+	DeclRange           hcl.Range
+}
+
+// Ranges maps an attribute name to the range of its value expression, so a
+// check about that attribute can point at it.
+type Ranges map[string]hcl.Range
+
+// Get returns the range of attribute name, or fallback when it was not set.
+func (r Ranges) Get(name string, fallback hcl.Range) hcl.Range {
+	if rng, ok := r[name]; ok {
+		return rng
+	}
+	return fallback
+}
+
+// Has reports whether the attribute was written in the file.
+func (r Ranges) Has(name string) bool { _, ok := r[name]; return ok }
+
+// Range returns the range of a server attribute, falling back to the block.
+func (s *Server) Range(attr string) hcl.Range { return s.Ranges.Get(attr, s.DeclRange) }
+
+// Range returns the range of an engine attribute, falling back to the block.
+func (e *Engine) Range(attr string) hcl.Range { return e.Ranges.Get(attr, e.DeclRange) }
+
+// Range returns the range of a model attribute, falling back to the block.
+func (m *Model) Range(attr string) hcl.Range { return m.Ranges.Get(attr, m.DeclRange) }
+
+// ServerNames returns the server names sorted.
+func (c *Config) ServerNames() []string { return sortedKeys(c.Servers) }
+
+// EngineNames returns the engine names sorted.
+func (c *Config) EngineNames() []string { return sortedKeys(c.Engines) }
+
+// ModelNames returns the model names sorted.
+func (c *Config) ModelNames() []string { return sortedKeys(c.Models) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
