@@ -2,6 +2,7 @@ package cli
 
 import (
 	"path/filepath"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
@@ -45,3 +46,22 @@ func stateDir(cfg *config.Config) string {
 	return abs
 }
 
+
+var colorCodes = []struct{ tag, code string }{
+	{"[reset]", "\x1b[0m"}, {"[bold]", "\x1b[1m"}, {"[dim]", "\x1b[2m"},
+	{"[red]", "\x1b[31m"}, {"[green]", "\x1b[32m"}, {"[yellow]", "\x1b[33m"},
+	{"[blue]", "\x1b[34m"}, {"[magenta]", "\x1b[35m"}, {"[cyan]", "\x1b[36m"},
+}
+
+// colorize turns [green]...[reset] markup into ANSI codes when colour is on,
+// and strips it otherwise (Terraform's colorstring convention).
+func (m *Meta) colorize(s string) string {
+	for _, c := range colorCodes {
+		repl := ""
+		if m.Color {
+			repl = c.code
+		}
+		s = strings.ReplaceAll(s, c.tag, repl)
+	}
+	return s
+}

@@ -1,11 +1,126 @@
 package config
 
-import "github.com/hashicorp/hcl/v2"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+)
+
+// maxFileSize bounds what the loader reads: a configuration is a few KiB, and
+// a huge file is a mistake (a model path given as -chdir, say).
+const maxFileSize = 4 << 20
 
 // LoadDir reads every *.hcl file of dir into one Config, decodes and validates
 // it. It returns every diagnostic found, not only the first; the Config is
 // returned even with errors (as complete as the input allows) so callers can
 // keep checking, but it must not be acted on when diags.HasErrors().
 func LoadDir(dir string) (*Config, hcl.Diagnostics) {
-	return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "config loader not built yet"}}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		return &Config{Dir: abs, Files: map[string]*hcl.File{}}, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Cannot read the configuration directory",
+			Detail:   fmt.Sprintf("%v. Run roofline in a directory of *.hcl files, or pass -chdir=DIR.", err),
+		}}
+	}
+	srcs := map[string][]byte{}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".hcl") || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		path := filepath.Join(abs, e.Name())
+		info, err := os.Stat(path)
+		if err == nil && info.Size() > maxFileSize {
+			err = fmt.Errorf("file is %d bytes; a configuration file over %d bytes is not read", info.Size(), maxFileSize)
+		}
+		var src []byte
+		if err == nil {
+			src, err = os.ReadFile(path)
+		}
+		if err != nil {
+			return &Config{Dir: abs, Files: map[string]*hcl.File{}}, hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "Cannot read a configuration file",
+				Detail:   fmt.Sprintf("%s: %v", path, err),
+			}}
+		}
+		names = append(names, e.Name())
+		srcs[e.Name()] = src
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return &Config{Dir: abs, Files: map[string]*hcl.File{}}, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "No configuration files",
+			Detail:   fmt.Sprintf("The directory %s has no *.hcl files. Write one (see examples/ and docs/language.md), or pass -chdir=DIR.", abs),
+		}}
+	}
+	return Load(abs, names, srcs)
+}
+
+// Load decodes the named sources (file name → bytes) as one configuration
+// rooted at dir. Relative paths in the configuration are relative to dir.
+func Load(dir string, names []string, srcs map[string][]byte) (*Config, hcl.Diagnostics) {
+	cfg := &Config{
+		Dir:     dir,
+		Files:   map[string]*hcl.File{},
+		Engines: map[string]*Engine{},
+		Models:  map[string]*Model{},
+		Servers: map[string]*Server{},
+	}
+	var diags hcl.Diagnostics
+	p := hclparse.NewParser()
+	var bodies []hcl.Body
+	for _, name := range names {
+		// Diagnostics name files by their path as given, which the snippet
+		// writer looks up in Files.
+		f, ds := p.ParseHCL(srcs[name], name)
+		diags = append(diags, ds...)
+		if f != nil {
+			cfg.Files[name] = f
+			bodies = append(bodies, f.Body)
+		}
+	}
+	if diags.HasErrors() {
+		// Syntax errors make everything after them noise.
+		return cfg, diags
+	}
+	d := &decoder{cfg: cfg}
+	for _, body := range bodies {
+		d.decodeFile(body)
+	}
+	diags = append(diags, d.diags...)
+	diags = append(diags, validate(cfg)...)
+	sortDiags(diags)
+	return cfg, diags
+}
+
+// sortDiags orders diagnostics by file and position so output is stable and
+// reads top to bottom.
+func sortDiags(diags hcl.Diagnostics) {
+	sort.SliceStable(diags, func(i, j int) bool {
+		a, b := diags[i].Subject, diags[j].Subject
+		switch {
+		case a == nil && b == nil:
+			return false
+		case a == nil:
+			return false
+		case b == nil:
+			return true
+		case a.Filename != b.Filename:
+			return a.Filename < b.Filename
+		default:
+			return a.Start.Byte < b.Start.Byte
+		}
+	})
 }

@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/roofline/roofline/internal/textdiff"
+)
+
+func init() {
+	register(&Command{
+		Name:     "fmt",
+		Synopsis: "Rewrite configuration files to the canonical format",
+		Usage: `Usage: roofline [global options] fmt [options] [TARGET...]
+
+  Rewrites the *.hcl files of the current directory (or the given files and
+  directories) to the canonical layout: indentation, aligned equals signs.
+  It prints the name of each file it changed. A file with a syntax error is
+  reported and left as it is.
+
+Options:
+  -check       Change nothing; exit 3 when a file would change (as
+               "terraform fmt -check"), 0 when all are formatted.
+  -diff        Print a unified diff of each change.
+  -list=false  Do not print the names of changed files.
+  -write=false Do not rewrite files (implied by -check).
+  -recursive   Also format files in subdirectories.
+`,
+		Run: runFmt,
+	})
+}
+
+func runFmt(m *Meta, args []string) int {
+	fl := newFlags("fmt")
+	check := fl.Bool("check", false, "")
+	diff := fl.Bool("diff", false, "")
+	list := fl.Bool("list", true, "")
+	write := fl.Bool("write", true, "")
+	recursive := fl.Bool("recursive", false, "")
+	if !parseFlags(m, fl, args) {
+		return ExitError
+	}
+	if *check {
+		*write = false
+	}
+	targets := fl.Args()
+	if len(targets) == 0 {
+		targets = []string{"."}
+	}
+	var files []string
+	for _, t := range targets {
+		info, err := os.Stat(t)
+		if err != nil {
+			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			return ExitError
+		}
+		if !info.IsDir() {
+			files = append(files, t)
+			continue
+		}
+		err = filepath.WalkDir(t, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if path != t && (!*recursive || strings.HasPrefix(d.Name(), ".")) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if strings.HasSuffix(path, ".hcl") {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			return ExitError
+		}
+	}
+	sort.Strings(files)
+
+	changed, failed := 0, false
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			failed = true
+			continue
+		}
+		// hclwrite formats even invalid input; check syntax first so fmt never
+		// rewrites a file it does not understand.
+		if _, diags := hclsyntax.ParseConfig(src, f, hcl.InitialPos); diags.HasErrors() {
+			w := hcl.NewDiagnosticTextWriter(m.Err, map[string]*hcl.File{f: {Bytes: src}}, 100, m.Color)
+			_ = w.WriteDiagnostics(diags)
+			failed = true
+			continue
+		}
+		out := hclwrite.Format(src)
+		if bytes.Equal(src, out) {
+			continue
+		}
+		changed++
+		if *list {
+			fmt.Fprintln(m.Out, f)
+		}
+		if *diff {
+			fmt.Fprint(m.Out, textdiff.Unified(f, f, string(src), string(out)))
+		}
+		if *write {
+			info, _ := os.Stat(f)
+			if err := writeFileAtomic(f, out, info.Mode().Perm()); err != nil {
+				fmt.Fprintf(m.Err, "Error: %v\n", err)
+				failed = true
+			}
+		}
+	}
+	switch {
+	case failed:
+		return ExitError
+	case *check && changed > 0:
+		return ExitFmt
+	}
+	return ExitOK
+}
+
+// writeFileAtomic replaces path with data through a temporary file in the same
+// directory, so an interrupted write never leaves half a file.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,597 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+)
+
+var fileSchema = &hcl.BodySchema{
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "roofline"},
+		{Type: "engine", LabelNames: []string{"name"}},
+		{Type: "model", LabelNames: []string{"name"}},
+		{Type: "server", LabelNames: []string{"name"}},
+	},
+}
+
+var rooflineSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "state_dir"}, {Name: "inventory"}},
+}
+
+var engineSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "kind", Required: true},
+		{Name: "version", Required: true},
+		{Name: "command"},
+		{Name: "image"},
+		{Name: "rehearsal"},
+		{Name: "env"},
+	},
+}
+
+var modelSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "path", Required: true},
+		{Name: "served_name"},
+		{Name: "checksums"},
+	},
+}
+
+var serverSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "engine", Required: true},
+		{Name: "model", Required: true},
+		{Name: "gpus", Required: true},
+		{Name: "port", Required: true},
+		{Name: "host"},
+		{Name: "tensor_parallel"},
+		{Name: "pipeline_parallel"},
+		{Name: "max_model_len"},
+		{Name: "gpu_memory_utilization"},
+		{Name: "concurrency"},
+		{Name: "tool_call_parser"},
+		{Name: "reasoning_parser"},
+		{Name: "chat_template"},
+		{Name: "quantization"},
+		{Name: "kv_cache_dtype"},
+		{Name: "max_num_seqs"},
+		{Name: "max_num_batched_tokens"},
+		{Name: "chunked_prefill_size"},
+		{Name: "enforce_eager"},
+		{Name: "enable_prefix_caching"},
+		{Name: "speculative_config"},
+		{Name: "extra_args"},
+		{Name: "env"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "gate"}, {Type: "lifecycle"}},
+}
+
+var gateSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "health_timeout"}, {Name: "smoke_toolcall"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "bench"}},
+}
+
+var benchSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "concurrency"},
+		{Name: "request_rate"},
+		{Name: "requests"},
+		{Name: "input_tokens"},
+		{Name: "output_tokens"},
+		{Name: "min_output_tokens_per_second"},
+		{Name: "min_requests_per_second"},
+		{Name: "max_ttft_p99"},
+		{Name: "max_tpot_p99"},
+		{Name: "max_itl_p99"},
+		{Name: "max_failed_requests"},
+	},
+}
+
+var lifecycleSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "create_before_destroy"}},
+}
+
+// decoder accumulates diagnostics while decoding blocks into cfg.
+type decoder struct {
+	cfg   *Config
+	diags hcl.Diagnostics
+	// first declaration of each block address, for duplicate diagnostics
+	seen map[string]hcl.Range
+}
+
+func (d *decoder) add(ds hcl.Diagnostics) { d.diags = append(d.diags, ds...) }
+
+func (d *decoder) errorf(rng hcl.Range, summary, detail string, args ...any) {
+	r := rng
+	d.diags = append(d.diags, &hcl.Diagnostic{
+		Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(detail, args...), Subject: &r,
+	})
+}
+
+func (d *decoder) decodeFile(body hcl.Body) {
+	content, ds := body.Content(fileSchema)
+	d.add(ds)
+	if d.seen == nil {
+		d.seen = map[string]hcl.Range{}
+	}
+	for _, blk := range content.Blocks {
+		addr := blk.Type
+		if len(blk.Labels) > 0 {
+			addr += "." + blk.Labels[0]
+			if !validName(blk.Labels[0]) {
+				d.errorf(blk.LabelRanges[0], "Invalid block name",
+					"The name %q of %s block must start with a letter or underscore and contain only letters, digits, underscores and dashes.", blk.Labels[0], blk.Type)
+				continue
+			}
+		}
+		if prev, dup := d.seen[addr]; dup {
+			what := fmt.Sprintf("%s %q", blk.Type, blk.Labels)
+			if len(blk.Labels) > 0 {
+				what = fmt.Sprintf("%s %q", blk.Type, blk.Labels[0])
+			}
+			d.errorf(blk.DefRange, "Duplicate "+blk.Type+" block",
+				"A %s block was already declared at %s. Each %s needs a unique name; rename or remove one of them.", what, prev, blk.Type)
+			continue
+		}
+		d.seen[addr] = blk.DefRange
+		switch blk.Type {
+		case "roofline":
+			d.cfg.Roofline = d.decodeRoofline(blk)
+		case "engine":
+			e := d.decodeEngine(blk)
+			d.cfg.Engines[e.Name] = e
+		case "model":
+			m := d.decodeModel(blk)
+			d.cfg.Models[m.Name] = m
+		case "server":
+			s := d.decodeServer(blk)
+			d.cfg.Servers[s.Name] = s
+		}
+	}
+}
+
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'):
+		case i > 0 && (r == '-' || (r >= '0' && r <= '9')):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (d *decoder) decodeRoofline(blk *hcl.Block) *Roofline {
+	r := &Roofline{DeclRange: blk.DefRange, Ranges: Ranges{}}
+	content, ds := blk.Body.Content(rooflineSchema)
+	d.add(ds)
+	a := attrs{d: d, m: content.Attributes, ranges: r.Ranges}
+	r.StateDir = a.str("state_dir")
+	r.Inventory = a.str("inventory")
+	if r.Inventory != "" && !filepath.IsAbs(r.Inventory) {
+		r.Inventory = filepath.Join(d.cfg.Dir, r.Inventory)
+	}
+	return r
+}
+
+func (d *decoder) decodeEngine(blk *hcl.Block) *Engine {
+	e := &Engine{Name: blk.Labels[0], DeclRange: blk.DefRange, Ranges: Ranges{}}
+	content, ds := blk.Body.Content(engineSchema)
+	d.add(ds)
+	a := attrs{d: d, m: content.Attributes, ranges: e.Ranges}
+	e.Kind = a.str("kind")
+	e.Version = a.str("version")
+	e.Command = a.strList("command")
+	e.Image = a.str("image")
+	e.Rehearsal = a.boolean("rehearsal")
+	e.Env = a.strMap("env")
+	return e
+}
+
+func (d *decoder) decodeModel(blk *hcl.Block) *Model {
+	m := &Model{Name: blk.Labels[0], DeclRange: blk.DefRange, Ranges: Ranges{}}
+	content, ds := blk.Body.Content(modelSchema)
+	d.add(ds)
+	a := attrs{d: d, m: content.Attributes, ranges: m.Ranges}
+	m.Path = d.absPath(a.str("path"))
+	m.ServedName = a.str("served_name")
+	if m.ServedName == "" {
+		m.ServedName = m.Name
+	}
+	m.Checksums = d.absPath(a.str("checksums"))
+	return m
+}
+
+func (d *decoder) absPath(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(d.cfg.Dir, p)
+}
+
+func (d *decoder) decodeServer(blk *hcl.Block) *Server {
+	s := &Server{Name: blk.Labels[0], DeclRange: blk.DefRange, Ranges: Ranges{}, TensorParallel: 1, PipelineParallel: 1}
+	content, ds := blk.Body.Content(serverSchema)
+	d.add(ds)
+	a := attrs{d: d, m: content.Attributes, ranges: s.Ranges}
+	s.Engine = a.ref("engine", "engine")
+	s.Model = a.ref("model", "model")
+	s.GPUs = a.intList("gpus")
+	s.Port = a.integer("port")
+	s.Host = a.str("host")
+	if a.has("tensor_parallel") {
+		s.TensorParallel = a.integer("tensor_parallel")
+	}
+	if a.has("pipeline_parallel") {
+		s.PipelineParallel = a.integer("pipeline_parallel")
+	}
+	s.MaxModelLen = a.tokens("max_model_len")
+	s.GPUMemoryUtilization = a.float("gpu_memory_utilization")
+	s.Concurrency = a.integer("concurrency")
+	s.ToolCallParser = a.str("tool_call_parser")
+	s.ReasoningParser = a.str("reasoning_parser")
+	s.ChatTemplate = a.str("chat_template")
+	s.Quantization = a.str("quantization")
+	s.KVCacheDtype = a.str("kv_cache_dtype")
+	s.MaxNumSeqs = a.integer("max_num_seqs")
+	s.MaxNumBatchedTokens = a.tokens("max_num_batched_tokens")
+	s.ChunkedPrefillSize = a.integer("chunked_prefill_size")
+	s.EnforceEager = a.boolean("enforce_eager")
+	if a.has("enable_prefix_caching") {
+		v := a.boolean("enable_prefix_caching")
+		s.EnablePrefixCaching = &v
+	}
+	s.SpeculativeConfig = a.jsonish("speculative_config")
+	s.ExtraArgs = a.strList("extra_args")
+	s.Env = a.strMap("env")
+
+	s.Gate = &Gate{HealthTimeout: DefaultHealthTimeout, DeclRange: blk.DefRange, Ranges: Ranges{}}
+	var gateSeen, lifecycleSeen *hcl.Range
+	for _, b := range content.Blocks {
+		switch b.Type {
+		case "gate":
+			if gateSeen != nil {
+				d.errorf(b.DefRange, "Duplicate gate block", "Server %q already has a gate block at %s; merge them into one.", s.Name, *gateSeen)
+				continue
+			}
+			r := b.DefRange
+			gateSeen = &r
+			s.Gate = d.decodeGate(b)
+		case "lifecycle":
+			if lifecycleSeen != nil {
+				d.errorf(b.DefRange, "Duplicate lifecycle block", "Server %q already has a lifecycle block at %s; merge them into one.", s.Name, *lifecycleSeen)
+				continue
+			}
+			r := b.DefRange
+			lifecycleSeen = &r
+			lc, ds := b.Body.Content(lifecycleSchema)
+			d.add(ds)
+			la := attrs{d: d, m: lc.Attributes, ranges: Ranges{}}
+			s.Lifecycle = Lifecycle{CreateBeforeDestroy: la.boolean("create_before_destroy"), DeclRange: b.DefRange}
+		}
+	}
+	return s
+}
+
+func (d *decoder) decodeGate(blk *hcl.Block) *Gate {
+	g := &Gate{HealthTimeout: DefaultHealthTimeout, DeclRange: blk.DefRange, Ranges: Ranges{}}
+	content, ds := blk.Body.Content(gateSchema)
+	d.add(ds)
+	a := attrs{d: d, m: content.Attributes, ranges: g.Ranges}
+	if d, ok := a.duration("health_timeout"); ok {
+		g.HealthTimeout = d
+		if d <= 0 {
+			a.d.errorf(a.ranges["health_timeout"], "Invalid health_timeout", "health_timeout must be a positive duration; large models take minutes to load (the seed waits 900s).")
+		}
+	}
+	g.SmokeToolcall = a.boolean("smoke_toolcall")
+	for i, b := range content.Blocks {
+		if i > 0 {
+			d.errorf(b.DefRange, "Duplicate bench block", "A gate has at most one bench block; the first is at %s.", content.Blocks[0].DefRange)
+			continue
+		}
+		g.Bench = d.decodeBench(b)
+	}
+	return g
+}
+
+// Bench defaults, chosen to finish in well under a minute on a real server.
+const (
+	DefaultBenchRequests     = 100
+	DefaultBenchInputTokens  = 1024
+	DefaultBenchOutputTokens = 128
+)
+
+func (d *decoder) decodeBench(blk *hcl.Block) *Bench {
+	b := &Bench{DeclRange: blk.DefRange, Ranges: Ranges{},
+		Requests: DefaultBenchRequests, InputTokens: DefaultBenchInputTokens, OutputTokens: DefaultBenchOutputTokens}
+	content, ds := blk.Body.Content(benchSchema)
+	d.add(ds)
+	a := attrs{d: d, m: content.Attributes, ranges: b.Ranges}
+	b.Concurrency = a.integer("concurrency")
+	b.RequestRate = a.float("request_rate")
+	if a.has("requests") {
+		b.Requests = a.integer("requests")
+	}
+	if a.has("input_tokens") {
+		b.InputTokens = a.integer("input_tokens")
+	}
+	if a.has("output_tokens") {
+		b.OutputTokens = a.integer("output_tokens")
+	}
+	if b.Concurrency == 0 && b.RequestRate == 0 {
+		b.Concurrency = 1
+	}
+	b.MinOutputTokensPerSecond = a.float("min_output_tokens_per_second")
+	b.MinRequestsPerSecond = a.float("min_requests_per_second")
+	for _, f := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"max_ttft_p99", &b.MaxTTFTP99}, {"max_tpot_p99", &b.MaxTPOTP99}, {"max_itl_p99", &b.MaxITLP99}} {
+		if d, ok := a.duration(f.name); ok {
+			*f.dst = d
+			if d <= 0 {
+				a.d.errorf(a.ranges[f.name], "Threshold that can never pass", "%s must be a positive duration: no request completes in zero time.", f.name)
+			}
+		}
+	}
+	b.MaxFailedRequests = a.integer("max_failed_requests")
+	return b
+}
+
+// attrs decodes the attributes of one block, recording each value's range.
+type attrs struct {
+	d      *decoder
+	m      hcl.Attributes
+	ranges Ranges
+}
+
+func (a attrs) has(name string) bool { _, ok := a.m[name]; return ok }
+
+// value evaluates attribute name and converts it to ty. ok is false when the
+// attribute is absent or invalid (a diagnostic was recorded for the latter).
+func (a attrs) value(name string, ty cty.Type, what string) (cty.Value, bool) {
+	attr, ok := a.m[name]
+	if !ok {
+		return cty.NilVal, false
+	}
+	a.ranges[name] = attr.Expr.Range()
+	v, ds := attr.Expr.Value(evalContext())
+	a.d.add(ds)
+	if ds.HasErrors() {
+		return cty.NilVal, false
+	}
+	if v.IsNull() {
+		return cty.NilVal, false
+	}
+	if !v.IsWhollyKnown() {
+		a.d.errorf(attr.Expr.Range(), "Invalid value", "The value of %s must be known when the configuration is loaded.", name)
+		return cty.NilVal, false
+	}
+	cv, err := convert.Convert(v, ty)
+	if err != nil {
+		a.d.errorf(attr.Expr.Range(), "Incorrect attribute value type",
+			"The value of %s must be %s: %s.", name, what, err.Error())
+		return cty.NilVal, false
+	}
+	return cv, true
+}
+
+func (a attrs) str(name string) string {
+	v, ok := a.value(name, cty.String, "a string")
+	if !ok {
+		return ""
+	}
+	return v.AsString()
+}
+
+func (a attrs) boolean(name string) bool {
+	v, ok := a.value(name, cty.Bool, "true or false")
+	if !ok {
+		return false
+	}
+	return v.True()
+}
+
+func (a attrs) integer(name string) int {
+	v, ok := a.value(name, cty.Number, "a whole number")
+	if !ok {
+		return 0
+	}
+	bf := v.AsBigFloat()
+	i, acc := bf.Int64()
+	if !bf.IsInt() || acc != 0 || i > math.MaxInt32 || i < math.MinInt32 {
+		a.d.errorf(a.ranges[name], "Invalid number", "The value of %s must be a whole number between %d and %d.", name, math.MinInt32, math.MaxInt32)
+		return 0
+	}
+	return int(i)
+}
+
+func (a attrs) float(name string) float64 {
+	v, ok := a.value(name, cty.Number, "a number")
+	if !ok {
+		return 0
+	}
+	f, _ := v.AsBigFloat().Float64()
+	return f
+}
+
+// tokens reads a token count written as a number or, as vLLM's
+// --max-model-len accepts, a string with a k/K/m/M suffix ("32k" = 32000,
+// "32K" = 32768).
+func (a attrs) tokens(name string) int {
+	attr, ok := a.m[name]
+	if !ok {
+		return 0
+	}
+	v, ds := attr.Expr.Value(evalContext())
+	if !ds.HasErrors() && !v.IsNull() && v.Type() == cty.String {
+		a.ranges[name] = attr.Expr.Range()
+		n, err := ParseTokens(v.AsString())
+		if err != nil {
+			a.d.errorf(attr.Expr.Range(), "Invalid token count", "%s. Write a number such as 32768, or \"32k\" (32000) / \"32K\" (32768).", err)
+			return 0
+		}
+		return n
+	}
+	return a.integer(name)
+}
+
+// ParseTokens parses a human-readable token count as vLLM does: a lower-case
+// suffix is decimal (k = 1000), an upper-case one binary (K = 1024).
+func ParseTokens(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	mult := 1
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 'k':
+			mult = 1000
+		case 'K':
+			mult = 1024
+		case 'm':
+			mult = 1000 * 1000
+		case 'M':
+			mult = 1024 * 1024
+		}
+		if mult != 1 {
+			s = s[:n-1]
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != f || f*float64(mult) > math.MaxInt32 || f*float64(mult) < math.MinInt32 {
+		return 0, fmt.Errorf("%q is not a token count", s)
+	}
+	return int(f * float64(mult)), nil
+}
+
+// duration reads a Go duration string. ok is false when the attribute is
+// absent or invalid (then a diagnostic was recorded).
+func (a attrs) duration(name string) (dur time.Duration, ok bool) {
+	v, ok := a.value(name, cty.String, `a duration string such as "90s" or "15m"`)
+	if !ok {
+		return 0, false
+	}
+	dur, err := time.ParseDuration(v.AsString())
+	if err != nil {
+		a.d.errorf(a.ranges[name], "Invalid duration",
+			"%q is not a duration. Write a number with a unit: \"500ms\", \"90s\", \"15m\", \"1h\".", v.AsString())
+		return 0, false
+	}
+	return dur, true
+}
+
+func (a attrs) strList(name string) []string {
+	v, ok := a.value(name, cty.List(cty.String), "a list of strings")
+	if !ok {
+		return nil
+	}
+	out := []string{}
+	for it := v.ElementIterator(); it.Next(); {
+		_, ev := it.Element()
+		if ev.IsNull() {
+			a.d.errorf(a.ranges[name], "Invalid value", "The list %s must not contain null.", name)
+			continue
+		}
+		out = append(out, ev.AsString())
+	}
+	return out
+}
+
+func (a attrs) intList(name string) []int {
+	v, ok := a.value(name, cty.List(cty.Number), "a list of whole numbers")
+	if !ok {
+		return nil
+	}
+	out := []int{}
+	for it := v.ElementIterator(); it.Next(); {
+		_, ev := it.Element()
+		if ev.IsNull() {
+			a.d.errorf(a.ranges[name], "Invalid value", "The list %s must not contain null.", name)
+			continue
+		}
+		bf := ev.AsBigFloat()
+		i, acc := bf.Int64()
+		if !bf.IsInt() || acc != 0 || i < 0 || i > 1<<16 {
+			a.d.errorf(a.ranges[name], "Invalid GPU index", "The list %s must hold GPU indices: whole numbers from 0, as `roofline gpu` lists them.", name)
+			continue
+		}
+		out = append(out, int(i))
+	}
+	return out
+}
+
+func (a attrs) strMap(name string) map[string]string {
+	v, ok := a.value(name, cty.Map(cty.String), "a map of strings, such as { NAME = \"value\" }")
+	if !ok {
+		return nil
+	}
+	out := map[string]string{}
+	for k, ev := range v.AsValueMap() {
+		if ev.IsNull() {
+			continue
+		}
+		out[k] = ev.AsString()
+	}
+	return out
+}
+
+// jsonish accepts a JSON string or an HCL object and returns JSON text.
+func (a attrs) jsonish(name string) string {
+	attr, ok := a.m[name]
+	if !ok {
+		return ""
+	}
+	a.ranges[name] = attr.Expr.Range()
+	v, ds := attr.Expr.Value(evalContext())
+	a.d.add(ds)
+	if ds.HasErrors() || v.IsNull() {
+		return ""
+	}
+	if v.Type() == cty.String {
+		return v.AsString()
+	}
+	if !v.Type().IsObjectType() && !v.Type().IsMapType() {
+		a.d.errorf(attr.Expr.Range(), "Incorrect attribute value type", "The value of %s must be an object or a JSON string.", name)
+		return ""
+	}
+	b, err := ctyjson.Marshal(v, v.Type())
+	if err != nil {
+		a.d.errorf(attr.Expr.Range(), "Invalid value", "%s cannot be written as JSON: %v.", name, err)
+		return ""
+	}
+	return string(b)
+}
+
+// ref decodes a reference such as engine.vllm_016 and returns the name.
+func (a attrs) ref(name, kind string) string {
+	attr, ok := a.m[name]
+	if !ok {
+		return ""
+	}
+	a.ranges[name] = attr.Expr.Range()
+	trav, ds := hcl.AbsTraversalForExpr(attr.Expr)
+	if ds.HasErrors() || len(trav) != 2 || trav.RootName() != kind {
+		a.d.errorf(attr.Expr.Range(), "Invalid reference",
+			"The value of %s must be a reference to a %s block, such as %s.NAME (without quotes).", name, kind, kind)
+		return ""
+	}
+	step, ok := trav[1].(hcl.TraverseAttr)
+	if !ok {
+		a.d.errorf(attr.Expr.Range(), "Invalid reference", "Write %s.NAME to refer to a %s block.", kind, kind)
+		return ""
+	}
+	return step.Name
+}
