@@ -368,7 +368,8 @@ func (a attrs) value(name string, ty cty.Type, what string) (cty.Value, bool) {
 	if !ok {
 		return cty.NilVal, false
 	}
-	a.ranges[name] = attr.Expr.Range()
+	// The range is recorded only for a value that decoded, so that checks
+	// on the value (Ranges.Has) do not pile consequences onto a type error.
 	v, ds := attr.Expr.Value(evalContext())
 	a.d.add(ds)
 	if ds.HasErrors() {
@@ -387,6 +388,7 @@ func (a attrs) value(name string, ty cty.Type, what string) (cty.Value, bool) {
 			"The value of %s must be %s: %s.", name, what, err.Error())
 		return cty.NilVal, false
 	}
+	a.ranges[name] = attr.Expr.Range()
 	return cv, true
 }
 
@@ -415,6 +417,7 @@ func (a attrs) integer(name string) int {
 	i, acc := bf.Int64()
 	if !bf.IsInt() || acc != 0 || i > math.MaxInt32 || i < math.MinInt32 {
 		a.d.errorf(a.ranges[name], "Invalid number", "The value of %s must be a whole number between %d and %d.", name, math.MinInt32, math.MaxInt32)
+		delete(a.ranges, name)
 		return 0
 	}
 	return int(i)
@@ -443,6 +446,7 @@ func (a attrs) tokens(name string) int {
 		n, err := ParseTokens(v.AsString())
 		if err != nil {
 			a.d.errorf(attr.Expr.Range(), "Invalid token count", "%s. Write a number such as 32768, or \"32k\" (32000) / \"32K\" (32768).", err)
+			delete(a.ranges, name)
 			return 0
 		}
 		return n
@@ -520,13 +524,15 @@ func (a attrs) intList(name string) []int {
 		_, ev := it.Element()
 		if ev.IsNull() {
 			a.d.errorf(a.ranges[name], "Invalid value", "The list %s must not contain null.", name)
-			continue
+			delete(a.ranges, name)
+			return nil
 		}
 		bf := ev.AsBigFloat()
 		i, acc := bf.Int64()
 		if !bf.IsInt() || acc != 0 || i < 0 || i > 1<<16 {
 			a.d.errorf(a.ranges[name], "Invalid GPU index", "The list %s must hold GPU indices: whole numbers from 0, as `roofline gpu` lists them.", name)
-			continue
+			delete(a.ranges, name)
+			return nil
 		}
 		out = append(out, int(i))
 	}
@@ -554,12 +560,12 @@ func (a attrs) jsonish(name string) string {
 	if !ok {
 		return ""
 	}
-	a.ranges[name] = attr.Expr.Range()
 	v, ds := attr.Expr.Value(evalContext())
 	a.d.add(ds)
 	if ds.HasErrors() || v.IsNull() {
 		return ""
 	}
+	a.ranges[name] = attr.Expr.Range()
 	if v.Type() == cty.String {
 		return v.AsString()
 	}
@@ -581,7 +587,6 @@ func (a attrs) ref(name, kind string) string {
 	if !ok {
 		return ""
 	}
-	a.ranges[name] = attr.Expr.Range()
 	trav, ds := hcl.AbsTraversalForExpr(attr.Expr)
 	if ds.HasErrors() || len(trav) != 2 || trav.RootName() != kind {
 		a.d.errorf(attr.Expr.Range(), "Invalid reference",
@@ -593,5 +598,6 @@ func (a attrs) ref(name, kind string) string {
 		a.d.errorf(attr.Expr.Range(), "Invalid reference", "Write %s.NAME to refer to a %s block.", kind, kind)
 		return ""
 	}
+	a.ranges[name] = attr.Expr.Range()
 	return step.Name
 }
