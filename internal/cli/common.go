@@ -46,7 +46,6 @@ func stateDir(cfg *config.Config) string {
 	return abs
 }
 
-
 var colorCodes = []struct{ tag, code string }{
 	{"[reset]", "\x1b[0m"}, {"[bold]", "\x1b[1m"}, {"[dim]", "\x1b[2m"},
 	{"[red]", "\x1b[31m"}, {"[green]", "\x1b[32m"}, {"[yellow]", "\x1b[33m"},

@@ -233,4 +233,3 @@ func validateGate(s *Server) hcl.Diagnostics {
 	}
 	return diags
 }
-
