@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/diagfmt"
 )
 
 func init() {
@@ -82,83 +83,22 @@ func plural(n int, word string) string {
 // JSON diagnostics in Terraform's shape, so editors and CI annotators that
 // read `terraform validate -json` can read ours.
 type jsonValidate struct {
-	FormatVersion string     `json:"format_version"`
-	Valid         bool       `json:"valid"`
-	ErrorCount    int        `json:"error_count"`
-	WarningCount  int        `json:"warning_count"`
-	Diagnostics   []jsonDiag `json:"diagnostics"`
-}
-
-type jsonDiag struct {
-	Severity string       `json:"severity"`
-	Summary  string       `json:"summary"`
-	Detail   string       `json:"detail,omitempty"`
-	Range    *jsonRange   `json:"range,omitempty"`
-	Snippet  *jsonSnippet `json:"snippet,omitempty"`
-}
-
-type jsonRange struct {
-	Filename string  `json:"filename"`
-	Start    jsonPos `json:"start"`
-	End      jsonPos `json:"end"`
-}
-
-type jsonPos struct {
-	Line   int `json:"line"`
-	Column int `json:"column"`
-	Byte   int `json:"byte"`
-}
-
-type jsonSnippet struct {
-	Code      string `json:"code"`
-	StartLine int    `json:"start_line"`
+	FormatVersion string         `json:"format_version"`
+	Valid         bool           `json:"valid"`
+	ErrorCount    int            `json:"error_count"`
+	WarningCount  int            `json:"warning_count"`
+	Diagnostics   []diagfmt.Diag `json:"diagnostics"`
 }
 
 func validateJSON(cfg *config.Config, diags hcl.Diagnostics) jsonValidate {
 	errs, warns := countDiags(diags)
-	out := jsonValidate{FormatVersion: "1.0", Valid: errs == 0, ErrorCount: errs, WarningCount: warns, Diagnostics: jsonDiags(cfg, diags)}
+	out := jsonValidate{FormatVersion: "1.0", Valid: errs == 0, ErrorCount: errs, WarningCount: warns, Diagnostics: diagfmt.JSON(cfgFiles(cfg), diags)}
 	return out
 }
 
-func jsonDiags(cfg *config.Config, diags hcl.Diagnostics) []jsonDiag {
-	out := []jsonDiag{}
-	for _, d := range diags {
-		jd := jsonDiag{Severity: "error", Summary: d.Summary, Detail: d.Detail}
-		if d.Severity == hcl.DiagWarning {
-			jd.Severity = "warning"
-		}
-		if d.Subject != nil {
-			r := d.Subject
-			jd.Range = &jsonRange{Filename: r.Filename,
-				Start: jsonPos{r.Start.Line, r.Start.Column, r.Start.Byte},
-				End:   jsonPos{r.End.Line, r.End.Column, r.End.Byte}}
-			if cfg != nil {
-				if f := cfg.Files[r.Filename]; f != nil {
-					if line := sourceLine(f.Bytes, r.Start.Line); line != "" {
-						jd.Snippet = &jsonSnippet{Code: line, StartLine: r.Start.Line}
-					}
-				}
-			}
-		}
-		out = append(out, jd)
+func cfgFiles(cfg *config.Config) map[string]*hcl.File {
+	if cfg == nil {
+		return nil
 	}
-	return out
-}
-
-func sourceLine(src []byte, line int) string {
-	n := 1
-	start := 0
-	for i, c := range src {
-		if c == '\n' {
-			if n == line {
-				return string(src[start:i])
-			}
-			n++
-			start = i + 1
-		}
-	}
-	if n == line {
-		return string(src[start:])
-	}
-	return ""
+	return cfg.Files
 }
