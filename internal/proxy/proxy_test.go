@@ -1,0 +1,122 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// backend streams a few chunks slowly, naming itself.
+func backend(name string) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f := w.(http.Flusher)
+		for i := 0; i < 5; i++ {
+			fmt.Fprintf(w, "data: %s %d\n\n", name, i)
+			f.Flush()
+			time.Sleep(10 * time.Millisecond)
+		}
+	}))
+}
+
+func freePort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestSwitchWithoutFailedRequests sends requests throughout a switch from
+// one backend to another: none fails, and the old one drains.
+func TestSwitchWithoutFailedRequests(t *testing.T) {
+	a, b := backend("A"), backend("B")
+	defer a.Close()
+	dir := t.TempDir()
+	target, status := filepath.Join(dir, "target"), filepath.Join(dir, "status.json")
+	if err := WriteTarget(target, strings.TrimPrefix(a.URL, "http://")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	listen := freePort(t)
+	p := New(target, status)
+	go func() { _ = p.Run(ctx, listen) }()
+	waitUp(t, listen)
+
+	var failed, ok atomic.Int64
+	var sawB atomic.Bool
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				resp, err := http.Get("http://" + listen + "/v1/x")
+				if err != nil {
+					failed.Add(1)
+					continue
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 || !strings.Contains(string(body), " 4") {
+					failed.Add(1)
+					continue
+				}
+				if strings.Contains(string(body), "data: B") {
+					sawB.Store(true)
+				}
+				ok.Add(1)
+			}
+		}()
+	}
+	time.Sleep(150 * time.Millisecond)
+	if err := Switch(ctx, target, status, strings.TrimPrefix(b.URL, "http://"), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	a.Close() // the old engine stops after the drain
+	time.Sleep(150 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	b.Close()
+	if failed.Load() != 0 || ok.Load() == 0 || !sawB.Load() {
+		t.Fatalf("failed %d, ok %d, reached new backend %v", failed.Load(), ok.Load(), sawB.Load())
+	}
+}
+
+func TestBadTarget(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	if err := WriteTarget(target, "not a host"); err != nil {
+		t.Fatal(err)
+	}
+	if err := New(target, "").Run(context.Background(), "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "host:port") {
+		t.Fatalf("want a clear error, got %v", err)
+	}
+}
+
+func waitUp(t *testing.T, addr string) {
+	for i := 0; i < 100; i++ {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("proxy did not start")
+}
