@@ -1,0 +1,99 @@
+# A rehearsal of a rollout on roofline's built-in rehearsal engine: it
+# behaves like vLLM and SGLang (their flag lists, log lines, HTTP API,
+# start-up time and failures) without a GPU. The GPUs come from a recorded
+# inventory of a 4x H100 host. rehearse.sh synthesizes the model folders
+# (real tensor names and shapes, sparse files) and applies this.
+#
+# The same model runs on two vLLM versions side by side (the old one keeps
+# serving until the new one passes its gates), and an MoE model on SGLang
+# with tensor parallel 2.
+
+roofline {
+  state_dir = ".roofline"
+  inventory = "gpus.json"
+}
+
+engine "vllm_085" {
+  kind      = "vllm"
+  version   = "0.8.5"
+  rehearsal = true
+}
+
+engine "vllm_016" {
+  kind      = "vllm"
+  version   = "0.16.0"
+  rehearsal = true
+}
+
+engine "sglang_056" {
+  kind      = "sglang"
+  version   = "0.5.6.post2"
+  rehearsal = true
+}
+
+model "qwen3_8b" {
+  path        = "models/qwen3-8b"
+  served_name = "qwen3-8b"
+}
+
+model "qwen3_moe" {
+  path        = "models/qwen3-30b-a3b"
+  served_name = "qwen3-30b-a3b"
+}
+
+server "qwen3_old" {
+  engine                 = engine.vllm_085
+  model                  = model.qwen3_8b
+  gpus                   = [0]
+  port                   = 18000
+  max_model_len          = 32768
+  gpu_memory_utilization = 0.90
+  tool_call_parser       = "hermes"
+}
+
+server "qwen3_new" {
+  engine                 = engine.vllm_016
+  model                  = model.qwen3_8b
+  gpus                   = [1]
+  port                   = 18001
+  max_model_len          = 32768
+  gpu_memory_utilization = 0.90
+  concurrency            = 8
+  tool_call_parser       = "hermes"
+  reasoning_parser       = "qwen3"
+
+  gate {
+    health_timeout = "2m"
+    smoke_toolcall = true
+    bench {
+      concurrency                  = 16
+      requests                     = 64
+      input_tokens                 = 512
+      output_tokens                = 64
+      min_output_tokens_per_second = 200
+      max_ttft_p99                 = "2s"
+    }
+  }
+
+  lifecycle {
+    create_before_destroy = true
+  }
+}
+
+server "moe" {
+  engine                 = engine.sglang_056
+  model                  = model.qwen3_moe
+  gpus                   = [2, 3]
+  port                   = 18002
+  tensor_parallel        = 2
+  max_model_len          = 32768
+  gpu_memory_utilization = 0.85
+  concurrency            = 16
+  tool_call_parser       = "qwen25"
+  reasoning_parser       = "qwen3"
+
+  gate {
+    health_timeout = "2m"
+    smoke_toolcall = true
+  }
+}

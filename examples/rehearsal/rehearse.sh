@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Rehearse a rollout with no GPU: build roofline, synthesize the model folders
+# (sparse files: no disk is used for the weights), then validate, plan and
+# apply this directory on the rehearsal engine and show the result.
+# The servers keep running: try `curl localhost:18001/v1/models`, then
+# `roofline -chdir=examples/rehearsal destroy -auto-approve`.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+bin="$root/bin/roofline"
+(cd "$root" && go build -o "$bin" ./cmd/roofline)
+cd "$here"
+[ -f models/qwen3-8b/config.json ] || "$bin" model synth -arch Qwen3_8B models/qwen3-8b
+[ -f models/qwen3-30b-a3b/config.json ] || "$bin" model synth -arch Qwen3_30B_A3B models/qwen3-30b-a3b
+"$bin" validate
+"$bin" plan
+"$bin" apply -auto-approve
+"$bin" status
+echo
+echo "The servers run on the rehearsal engine. Next:"
+echo "  curl -s localhost:18001/v1/models"
+echo "  $bin -chdir=examples/rehearsal smoke qwen3_new"
+echo "  $bin -chdir=examples/rehearsal bench qwen3_new -compare qwen3_old"
+echo "  $bin -chdir=examples/rehearsal destroy -auto-approve"

@@ -1,0 +1,593 @@
+// Package apply carries out a plan: it stops and starts engine processes
+// through a driver, waits for health, runs the gates, and writes the state
+// before and after every step so that a killed apply never loses a process.
+package apply
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-multierror"
+	"github.com/roofline/roofline/internal/engine/logdiag"
+	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/proxy"
+	"github.com/roofline/roofline/internal/state"
+)
+
+// LaunchEnv names the variable that carries a launch id to the engine, so
+// refresh can find a process whose pid never reached the state.
+const LaunchEnv = "ROOFLINE_LAUNCH_ID"
+
+// Spec is what the driver starts.
+type Spec struct {
+	Name    string
+	Argv    []string
+	Env     map[string]string
+	LogPath string
+	Dir     string
+	// For container drivers: the image, the GPUs, the port to publish and
+	// the model folder to mount read-only at the same path.
+	Image     string
+	GPUs      []int
+	Host      string
+	Port      int
+	ModelPath string
+}
+
+// Driver starts and stops processes. Small on purpose: the process driver
+// and the docker driver implement it, tests use a fake.
+type Driver interface {
+	Start(ctx context.Context, spec Spec) (*state.Process, error)
+	// Alive reports whether p is still the process that was started (pid,
+	// start time and boot id all match).
+	Alive(ctx context.Context, p *state.Process) bool
+	// Stop ends p and its children: SIGTERM to the group, grace, SIGKILL.
+	// A process that is already gone is not an error.
+	Stop(ctx context.Context, p *state.Process, grace time.Duration) error
+}
+
+// Target is where a server answers.
+type Target struct {
+	BaseURL string
+	Model   string // served name
+	Engine  string // "vllm" | "sglang"
+}
+
+// Gates checks a started server.
+type Gates interface {
+	// WaitReady polls until the engine is ready, the timeout passes, or
+	// exited reports that the process died.
+	WaitReady(ctx context.Context, t Target, timeout time.Duration, exited func() bool, progress func(elapsed time.Duration)) error
+	// Check runs the promotion gates (health beyond /health, smoke, bench)
+	// and returns their result; Passed false with an error that explains.
+	Check(ctx context.Context, t Target, g *plan.GateSpec) (*state.GateResult, error)
+}
+
+// Hooks reports progress; the CLI prints it.
+type Hooks interface {
+	Begin(addr, verb string)
+	Progress(addr string, elapsed time.Duration, lastLogLine string)
+	End(addr, verb string, elapsed time.Duration, detail string)
+}
+
+// ServerError is one server's failure, with the classified cause from its log.
+type ServerError struct {
+	Addr      string
+	Phase     string // "start", "health", "gates", "stop", "proxy"
+	Err       error
+	Diagnosis *logdiag.Diagnosis
+	LogTail   []string
+	// KeptOld is true when a rollout failed and the old server keeps serving.
+	KeptOld bool
+}
+
+func (e *ServerError) Error() string { return fmt.Sprintf("%s: %s: %v", e.Addr, e.Phase, e.Err) }
+
+func (e *ServerError) Unwrap() error { return e.Err }
+
+// StateWriter persists the state.
+type StateWriter interface {
+	Write(*state.File) error
+}
+
+// Applier applies plans.
+type Applier struct {
+	State    StateWriter
+	Driver   Driver
+	Gates    Gates
+	Hooks    Hooks
+	StateDir string
+	// ProxyCommand starts roofline's proxy: [self, "proxy"].
+	ProxyCommand []string
+	// Parallelism bounds concurrent starts and stops (Terraform's default is 10).
+	Parallelism int
+	// StopGrace is how long an engine gets between SIGTERM and SIGKILL.
+	StopGrace time.Duration
+	// Journal is called after each rollout; nil to skip.
+	Journal func(s *state.Server, change *plan.Change)
+	// Now is the clock.
+	Now func() time.Time
+
+	mu sync.Mutex
+	st *state.File
+}
+
+func (a *Applier) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+// update changes the state under the lock and writes it.
+func (a *Applier) update(f func(st *state.File)) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f(a.st)
+	return a.State.Write(a.st)
+}
+
+// Apply carries out p against the state st (which it does not modify) and
+// returns the new state. Every server's error is collected; the others go on.
+func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*state.File, error) {
+	if st == nil {
+		st = state.NewFile()
+	}
+	a.st = st.Clone()
+	if a.Parallelism <= 0 {
+		a.Parallelism = 10
+	}
+	if a.StopGrace <= 0 {
+		a.StopGrace = 30 * time.Second
+	}
+	var errs *multierror.Error
+	var errMu sync.Mutex
+	addErr := func(err error) {
+		if err != nil {
+			errMu.Lock()
+			errs = multierror.Append(errs, err)
+			errMu.Unlock()
+		}
+	}
+	sem := make(chan struct{}, a.Parallelism)
+	run := func(wg *sync.WaitGroup, f func()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			f()
+		}()
+	}
+
+	// A rollout interrupted earlier left a deposed instance: put the state
+	// back to the instance that serves before doing anything else.
+	addErr(a.recoverDeposed(ctx))
+
+	if p.Mode == plan.ModeRefreshOnly {
+		addErr(a.refreshOnly(ctx, p))
+		return a.st, errs.ErrorOrNil()
+	}
+
+	// Phase 1: stops that free GPUs and ports, in parallel.
+	var wg sync.WaitGroup
+	for _, c := range p.Changes {
+		if c.Action == plan.Delete || c.Action == plan.DeleteThenCreate {
+			run(&wg, func() { addErr(a.destroy(ctx, c)) })
+		}
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return a.st, multierror.Append(errs, ctx.Err())
+	}
+
+	// Phase 2: creates and replacements, independent servers in parallel.
+	for _, c := range p.Changes {
+		switch c.Action {
+		case plan.Create, plan.DeleteThenCreate, plan.CreateThenDelete:
+			run(&wg, func() { addErr(a.create(ctx, c)) })
+		case plan.Update:
+			addErr(a.update(func(st *state.File) {
+				if s := st.Server(c.Name); s != nil {
+					s.GateHash = c.After.GateHash
+				}
+			}))
+			if a.Hooks != nil {
+				a.Hooks.End(c.Addr, "Modifications complete", 0, "gate settings recorded")
+			}
+		}
+	}
+	wg.Wait()
+	return a.st, errs.ErrorOrNil()
+}
+
+// refreshOnly records what refresh found: servers whose process is gone
+// are forgotten.
+func (a *Applier) refreshOnly(ctx context.Context, p *plan.Plan) error {
+	var gone []string
+	for _, d := range p.Drift {
+		name := d.Addr[len("server."):]
+		a.mu.Lock()
+		s := a.st.Server(name)
+		a.mu.Unlock()
+		if s != nil && !a.Driver.Alive(ctx, ProcOf(s)) {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	return a.update(func(st *state.File) {
+		for _, n := range gone {
+			st.Remove(n)
+		}
+	})
+}
+
+func hasProc(s *state.Server) bool { return s.PID != 0 || s.ContainerID != "" }
+
+// ProcOf is the process identity recorded for a server.
+func ProcOf(s *state.Server) *state.Process {
+	return &state.Process{ContainerID: s.ContainerID, PID: s.PID, PGID: s.PGID, StartTime: s.StartTime, BootID: s.BootID, Cmdline: s.Cmdline, LogPath: s.LogPath}
+}
+
+func setProc(s *state.Server, p *state.Process) {
+	s.ContainerID, s.PID, s.PGID, s.StartTime, s.BootID, s.Cmdline = p.ContainerID, p.PID, p.PGID, p.StartTime, p.BootID, p.Cmdline
+}
+
+// recoverDeposed handles servers whose create-before-destroy rollout was
+// interrupted: the new, ungated instance is stopped and the old one, which
+// the proxy still points at, is the server again.
+func (a *Applier) recoverDeposed(ctx context.Context) error {
+	var errs error
+	for _, name := range a.st.Names() {
+		s := a.st.Servers[name]
+		if s.Deposed == nil {
+			continue
+		}
+		if s.Status == state.StatusReady {
+			// The switch happened; only the old instance's stop was lost.
+			if err := a.Driver.Stop(ctx, ProcOf(s.Deposed), a.StopGrace); err != nil {
+				errs = errors.Join(errs, err)
+				continue
+			}
+			errs = errors.Join(errs, a.update(func(st *state.File) { st.Servers[name].Deposed = nil }))
+			continue
+		}
+		if hasProc(s) {
+			if err := a.Driver.Stop(ctx, ProcOf(s), a.StopGrace); err != nil {
+				errs = errors.Join(errs, err)
+				continue
+			}
+		}
+		old := s.Deposed
+		old.Proxy = s.Proxy
+		errs = errors.Join(errs, a.update(func(st *state.File) { st.Set(old) }))
+	}
+	return errs
+}
+
+// destroy stops a server (and, when it is deleted for good, its proxy) and
+// removes it from the state.
+func (a *Applier) destroy(ctx context.Context, c *plan.Change) error {
+	a.mu.Lock()
+	s := a.st.Server(c.Name).Clone()
+	a.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	start := a.now()
+	if a.Hooks != nil {
+		a.Hooks.Begin(c.Addr, "Destroying...")
+	}
+	if err := a.update(func(st *state.File) { st.Servers[c.Name].Status = state.StatusStopping }); err != nil {
+		return err
+	}
+	if hasProc(s) {
+		if err := a.Driver.Stop(ctx, ProcOf(s), a.StopGrace); err != nil {
+			return &ServerError{Addr: c.Addr, Phase: "stop", Err: err}
+		}
+	}
+	keepProxy := c.Action == plan.DeleteThenCreate && c.After != nil && c.After.Proxy && s.Proxy != nil
+	if s.Proxy != nil && !keepProxy {
+		if err := a.Driver.Stop(ctx, s.Proxy, 5*time.Second); err != nil {
+			return &ServerError{Addr: c.Addr, Phase: "stop", Err: fmt.Errorf("proxy: %w", err)}
+		}
+	}
+	err := a.update(func(st *state.File) {
+		if keepProxy {
+			// The next instance reuses the proxy: keep a record that holds
+			// only it.
+			st.Set(&state.Server{Name: s.Name, Proxy: s.Proxy, Port: s.Port, Host: s.Host, Status: state.StatusStopping, Driver: s.Driver})
+			return
+		}
+		st.Remove(c.Name)
+	})
+	if a.Hooks != nil {
+		detail := ""
+		if s.PID != 0 {
+			detail = fmt.Sprintf("pid %d stopped", s.PID)
+		}
+		a.Hooks.End(c.Addr, "Destruction complete", a.now().Sub(start), detail)
+	}
+	return err
+}
+
+func newLaunchID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// FreePort asks the kernel for a free TCP port on loopback.
+func FreePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// withPort returns argv with the value of --port replaced.
+func withPort(argv []string, port int) []string {
+	out := append([]string(nil), argv...)
+	for i := 0; i < len(out); i++ {
+		if out[i] == "--port" && i+1 < len(out) {
+			out[i+1] = strconv.Itoa(port)
+			return out
+		}
+		if len(out[i]) > 7 && out[i][:7] == "--port=" {
+			out[i] = "--port=" + strconv.Itoa(port)
+			return out
+		}
+	}
+	return append(out, "--port", strconv.Itoa(port))
+}
+
+func targetFor(d *plan.Desired, port int) Target {
+	host := d.Host
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return Target{BaseURL: "http://" + net.JoinHostPort(host, strconv.Itoa(port)), Model: d.Model.ServedName, Engine: d.Engine.Kind}
+}
+
+// create starts the desired server, waits for it, gates it, and promotes it;
+// for create-before-destroy it switches the proxy and then stops the old one.
+func (a *Applier) create(ctx context.Context, c *plan.Change) error {
+	d := c.After
+	start := a.now()
+	if a.Hooks != nil {
+		verb := "Creating..."
+		if c.Action.IsReplace() {
+			verb = "Replacing..."
+		}
+		a.Hooks.Begin(c.Addr, verb)
+	}
+	logPath := filepath.Join(a.StateDir, "logs", d.Name+".log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
+		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
+	}
+	a.mu.Lock()
+	old := a.st.Server(d.Name).Clone()
+	a.mu.Unlock()
+
+	argv := d.Argv
+	enginePort := d.Port
+	if d.Proxy {
+		p, err := FreePort()
+		if err != nil {
+			return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
+		}
+		enginePort = p
+		argv = withPort(argv, p)
+	}
+	rec := &state.Server{
+		Name: d.Name, Engine: d.Engine, Model: d.Model,
+		Argv: state.RedactArgv(argv, nil), Env: state.RedactEnv(d.Env, nil), CommandLen: d.CommandLen,
+		GPUs: d.GPUs, Host: d.Host, Port: d.Port, Driver: d.Driver,
+		LogPath: logPath, Status: state.StatusStarting, CreatedAt: a.now().UTC(),
+		ConfigHash: d.ConfigHash, GateHash: d.GateHash, LaunchID: newLaunchID(), Predicted: d.Predicted,
+	}
+	if d.Proxy {
+		rec.BackendPort = enginePort
+	}
+	cbd := c.Action == plan.CreateThenDelete && old != nil && hasProc(old)
+	if old != nil {
+		rec.Proxy = old.Proxy
+		if !cbd && hasProc(old) {
+			// A dead main process can leave workers holding GPU memory.
+			_ = a.Driver.Stop(ctx, ProcOf(old), a.StopGrace)
+		}
+	}
+	if cbd {
+		// The old instance is deposed, not forgotten: a killed apply finds
+		// it in the state and recovers.
+		dep := old.Clone()
+		dep.Proxy = nil
+		dep.Deposed = nil
+		rec.Deposed = dep
+	}
+	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
+		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
+	}
+
+	env := maps.Clone(d.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	env[LaunchEnv] = rec.LaunchID
+	proc, err := a.Driver.Start(ctx, Spec{Name: d.Name, Argv: argv, Env: env, LogPath: logPath, Dir: a.StateDir,
+		Image: d.Image, GPUs: d.GPUs, Host: d.Host, Port: enginePort, ModelPath: d.Model.Path})
+	if err != nil {
+		return a.fail(ctx, c, rec, old, cbd, "start", err, nil)
+	}
+	setProc(rec, proc)
+	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
+		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
+	}
+
+	// Health: connection refused while loading is normal (vLLM), so is 503 (SGLang).
+	t := targetFor(d, enginePort)
+	exited := func() bool { return !a.Driver.Alive(ctx, proc) }
+	timeout := d.Gate.HealthTimeout
+	if timeout <= 0 {
+		timeout = 15 * time.Minute
+	}
+	progress := func(el time.Duration) {
+		if a.Hooks != nil {
+			a.Hooks.Progress(c.Addr, el, lastLine(logPath))
+		}
+	}
+	if err := a.Gates.WaitReady(ctx, t, timeout, exited, progress); err != nil {
+		if ctx.Err() != nil {
+			// Ctrl-C: leave the process running and the state true.
+			return &ServerError{Addr: c.Addr, Phase: "health", Err: fmt.Errorf("interrupted while waiting; pid %d is still starting (roofline status shows it, the next plan continues)", proc.PID)}
+		}
+		return a.fail(ctx, c, rec, old, cbd, "health", err, proc)
+	}
+	if fp := logdiag.Footprint(readTail(logPath, 4<<20)); fp != nil {
+		rec.Footprint = footprintOf(fp)
+	}
+
+	res, gerr := a.Gates.Check(ctx, t, d.Gate)
+	rec.Gate = res
+	if gerr != nil {
+		return a.fail(ctx, c, rec, old, cbd, "gates", gerr, proc)
+	}
+
+	if d.Proxy {
+		if err := a.ensureProxy(ctx, rec, d, enginePort); err != nil {
+			return a.fail(ctx, c, rec, old, cbd, "proxy", err, proc)
+		}
+	}
+	rec.Status = state.StatusReady
+	rec.ReadyAt = a.now().UTC()
+	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
+		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
+	}
+	if cbd {
+		if err := a.Driver.Stop(ctx, ProcOf(rec.Deposed), a.StopGrace); err != nil {
+			return &ServerError{Addr: c.Addr, Phase: "stop", Err: fmt.Errorf("the new server serves, but the old one (pid %d) did not stop: %w", rec.Deposed.PID, err)}
+		}
+		rec.Deposed = nil
+		if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
+			return err
+		}
+	}
+	if a.Journal != nil {
+		a.Journal(rec, c)
+	}
+	if a.Hooks != nil {
+		verb := "Creation complete"
+		if c.Action.IsReplace() {
+			verb = "Replacement complete"
+		}
+		detail := fmt.Sprintf("pid %d, %s", rec.PID, t.BaseURL)
+		if d.Proxy {
+			detail = fmt.Sprintf("pid %d, port %d through the proxy", rec.PID, d.Port)
+		}
+		a.Hooks.End(c.Addr, verb, a.now().Sub(start), detail)
+	}
+	return nil
+}
+
+// ensureProxy starts the server's proxy if it has none, then points it at
+// the new engine and waits until the old one has drained.
+func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.Desired, enginePort int) error {
+	dir := filepath.Join(a.StateDir, "proxy")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	targetFile := filepath.Join(dir, d.Name+".target")
+	statusFile := filepath.Join(dir, d.Name+".status.json")
+	backend := net.JoinHostPort("127.0.0.1", strconv.Itoa(enginePort))
+	if rec.Proxy != nil && a.Driver.Alive(ctx, rec.Proxy) {
+		return proxy.Switch(ctx, targetFile, statusFile, backend, 2*time.Minute)
+	}
+	if err := proxy.WriteTarget(targetFile, backend); err != nil {
+		return err
+	}
+	_ = os.Remove(statusFile)
+	listen := net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
+	if d.Host == "" && d.Engine.Kind == "sglang" {
+		listen = net.JoinHostPort("127.0.0.1", strconv.Itoa(d.Port))
+	}
+	argv := append(append([]string(nil), a.ProxyCommand...), "-listen", listen, "-target-file", targetFile, "-status-file", statusFile)
+	p, err := a.Driver.Start(ctx, Spec{Name: d.Name + "-proxy", Argv: argv, LogPath: filepath.Join(dir, d.Name+".log"), Dir: a.StateDir})
+	if err != nil {
+		return err
+	}
+	rec.Proxy = p
+	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
+		return err
+	}
+	// Wait until it serves.
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if st, err := proxy.ReadStatus(statusFile); err == nil && st.Target == backend {
+			return nil
+		}
+		if !a.Driver.Alive(ctx, p) {
+			return fmt.Errorf("the proxy exited: %s", lastLine(filepath.Join(dir, d.Name+".log")))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return errors.New("the proxy did not come up within 10s")
+}
+
+// fail stops what this apply started for the server, restores the old
+// instance of a rollout, classifies the log and returns the explained error.
+func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Server, cbd bool, phase string, cause error, proc *state.Process) error {
+	if proc != nil {
+		_ = a.Driver.Stop(ctx, proc, a.StopGrace)
+	}
+	tail := readTail(rec.LogPath, 4<<20)
+	diag := logdiag.Classify(tail)
+	se := &ServerError{Addr: c.Addr, Phase: phase, Err: cause, Diagnosis: &diag, LogTail: lastLines(tail, 15), KeptOld: cbd}
+	_ = a.update(func(st *state.File) {
+		if cbd {
+			restored := old.Clone()
+			restored.Proxy = rec.Proxy
+			st.Set(restored)
+			return
+		}
+		failed := rec.Clone()
+		failed.Status = state.StatusFailed
+		failed.PID, failed.PGID, failed.StartTime, failed.ContainerID = 0, 0, 0, ""
+		failed.Deposed = nil
+		st.Set(failed)
+	})
+	if a.Hooks != nil {
+		a.Hooks.End(c.Addr, "Failed", 0, diag.Class)
+	}
+	return se
+}
+
+func footprintOf(fp *logdiag.Footprint) *state.Footprint {
+	out := &state.Footprint{}
+	if fp.WeightsGiB != nil {
+		out.WeightsGiB = *fp.WeightsGiB
+	}
+	if fp.KVCacheGiB != nil {
+		out.KVCacheGiB = *fp.KVCacheGiB
+	}
+	if fp.KVTokens != nil {
+		out.KVTokens = *fp.KVTokens
+	}
+	if fp.MaxConcurrency != nil {
+		out.MaxConcurrency = *fp.MaxConcurrency
+	}
+	return out
+}

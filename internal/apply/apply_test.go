@@ -1,0 +1,291 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/state"
+)
+
+// fakeDriver records starts and stops in order; processes live until stopped.
+type fakeDriver struct {
+	mu      sync.Mutex
+	next    int
+	alive   map[int]bool
+	events  []string
+	failFor map[string]bool // server names whose Start fails
+}
+
+func newFakeDriver() *fakeDriver { return &fakeDriver{next: 100, alive: map[int]bool{}, failFor: map[string]bool{}} }
+
+func (d *fakeDriver) Start(ctx context.Context, spec Spec) (*state.Process, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.failFor[spec.Name] {
+		d.events = append(d.events, "start-fail "+spec.Name)
+		return nil, errors.New("exec: no such file")
+	}
+	d.next++
+	d.alive[d.next] = true
+	d.events = append(d.events, fmt.Sprintf("start %s %d", spec.Name, d.next))
+	return &state.Process{PID: d.next, PGID: d.next, StartTime: 1, BootID: "b"}, nil
+}
+
+func (d *fakeDriver) Alive(ctx context.Context, p *state.Process) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return p != nil && d.alive[p.PID]
+}
+
+func (d *fakeDriver) Stop(ctx context.Context, p *state.Process, grace time.Duration) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.alive[p.PID] {
+		d.events = append(d.events, fmt.Sprintf("stop %d", p.PID))
+	}
+	delete(d.alive, p.PID)
+	return nil
+}
+
+func (d *fakeDriver) log() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.events)
+}
+
+// fakeGates passes unless told otherwise, recording checks.
+type fakeGates struct {
+	failReady map[string]bool // by base URL port
+	failCheck map[string]bool // by model name
+}
+
+func (g *fakeGates) WaitReady(ctx context.Context, t Target, timeout time.Duration, exited func() bool, progress func(time.Duration)) error {
+	if exited() {
+		return errors.New("the process exited")
+	}
+	if g.failReady[t.Model] {
+		return errors.New("not ready within the timeout")
+	}
+	return nil
+}
+
+func (g *fakeGates) Check(ctx context.Context, t Target, spec *plan.GateSpec) (*state.GateResult, error) {
+	if g.failCheck[t.Model] {
+		return &state.GateResult{Passed: false}, errors.New("smoke: tool call came back as text")
+	}
+	return &state.GateResult{Passed: true}, nil
+}
+
+// recorder is a StateWriter that keeps every written state.
+type recorder struct {
+	mu     sync.Mutex
+	writes []*state.File
+}
+
+func (r *recorder) Write(f *state.File) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.writes = append(r.writes, f.Clone())
+	return nil
+}
+
+func desired(name, model string, port int) *plan.Desired {
+	return &plan.Desired{Name: name, Argv: []string{"vllm", "serve", "/m", "--port", fmt.Sprint(port)}, CommandLen: 1,
+		Env: map[string]string{"A": "1"}, GPUs: []int{0}, Port: port, Driver: state.DriverProcess,
+		Model: state.ModelRef{Name: model, Path: "/m", ServedName: model}, Engine: state.EngineRef{Kind: "vllm"},
+		ConfigHash: "h-" + model, Gate: &plan.GateSpec{HealthTimeout: time.Second}}
+}
+
+func newApplier(t *testing.T, d *fakeDriver, g *fakeGates) (*Applier, *recorder) {
+	rec := &recorder{}
+	return &Applier{State: rec, Driver: d, Gates: g, StateDir: t.TempDir(), ProxyCommand: []string{"false"}}, rec
+}
+
+func TestCreateFromEmpty(t *testing.T) {
+	d := newFakeDriver()
+	a, rec := newApplier(t, d, &fakeGates{})
+	p := &plan.Plan{Changes: []*plan.Change{
+		{Addr: "server.a", Name: "a", Action: plan.Create, After: desired("a", "ma", 8001)},
+		{Addr: "server.b", Name: "b", Action: plan.Create, After: desired("b", "mb", 8002)},
+	}}
+	st, err := a.Apply(context.Background(), p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a", "b"} {
+		s := st.Server(n)
+		if s == nil || s.Status != state.StatusReady || s.PID == 0 || s.LaunchID == "" || !d.alive[s.PID] {
+			t.Fatalf("server %s: %+v", n, s)
+		}
+	}
+	// The record exists (status starting, no pid) before the process starts:
+	// a killed apply still knows what it was starting.
+	first := rec.writes[0]
+	var starting *state.Server
+	for _, s := range first.Servers {
+		starting = s
+	}
+	if starting == nil || starting.Status != state.StatusStarting || starting.PID != 0 {
+		t.Fatalf("first write should record the intent before the start: %+v", starting)
+	}
+}
+
+func TestGateFailureStopsTheNewServer(t *testing.T) {
+	d := newFakeDriver()
+	a, _ := newApplier(t, d, &fakeGates{failCheck: map[string]bool{"ma": true}})
+	p := &plan.Plan{Changes: []*plan.Change{
+		{Addr: "server.a", Name: "a", Action: plan.Create, After: desired("a", "ma", 8001)},
+		{Addr: "server.b", Name: "b", Action: plan.Create, After: desired("b", "mb", 8002)},
+	}}
+	st, err := a.Apply(context.Background(), p, nil)
+	var se *ServerError
+	if !errors.As(err, &se) || se.Addr != "server.a" || se.Phase != "gates" {
+		t.Fatalf("want a gates ServerError for server.a, got %v", err)
+	}
+	if s := st.Server("a"); s.Status != state.StatusFailed || s.PID != 0 {
+		t.Errorf("failed server: %+v", s)
+	}
+	if s := st.Server("b"); s.Status != state.StatusReady {
+		t.Errorf("the other server must go on: %+v", s)
+	}
+	if len(d.alive) != 1 {
+		t.Errorf("only server b should run, alive: %v", d.alive)
+	}
+}
+
+func oldServer(d *fakeDriver, name, model string, port int) *state.Server {
+	p, _ := d.Start(context.Background(), Spec{Name: name})
+	s := &state.Server{Name: name, Status: state.StatusReady, Port: port, GPUs: []int{0}, ConfigHash: "old",
+		Model: state.ModelRef{ServedName: model}}
+	setProc(s, p)
+	return s
+}
+
+func TestDestroyThenCreateStopsFirst(t *testing.T) {
+	d := newFakeDriver()
+	a, _ := newApplier(t, d, &fakeGates{})
+	prior := state.NewFile()
+	old := oldServer(d, "a", "ma", 8001)
+	prior.Set(old)
+	p := &plan.Plan{Changes: []*plan.Change{{Addr: "server.a", Name: "a", Action: plan.DeleteThenCreate, Before: old, After: desired("a", "ma", 8001)}}}
+	st, err := a.Apply(context.Background(), p, prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := d.log()
+	stopIdx := slices.Index(ev, fmt.Sprintf("stop %d", old.PID))
+	startIdx := slices.IndexFunc(ev, func(e string) bool { return strings.HasPrefix(e, "start a ") && e != fmt.Sprintf("start a %d", old.PID) })
+	if stopIdx < 0 || startIdx < 0 || stopIdx > startIdx {
+		t.Fatalf("the old process must stop before the new starts: %v", ev)
+	}
+	if st.Server("a").PID == old.PID {
+		t.Error("state still names the old process")
+	}
+}
+
+func TestCreateBeforeDestroyFailureKeepsOld(t *testing.T) {
+	d := newFakeDriver()
+	a, _ := newApplier(t, d, &fakeGates{failReady: map[string]bool{"ma": true}})
+	prior := state.NewFile()
+	old := oldServer(d, "a", "old-model", 8001)
+	prior.Set(old)
+	after := desired("a", "ma", 8001)
+	p := &plan.Plan{Changes: []*plan.Change{{Addr: "server.a", Name: "a", Action: plan.CreateThenDelete, Before: old, After: after}}}
+	st, err := a.Apply(context.Background(), p, prior)
+	var se *ServerError
+	if !errors.As(err, &se) || !se.KeptOld {
+		t.Fatalf("want a ServerError that kept the old server, got %v", err)
+	}
+	s := st.Server("a")
+	if s.PID != old.PID || s.Deposed != nil || !d.alive[old.PID] {
+		t.Fatalf("the old server must be restored and running: %+v", s)
+	}
+	if len(d.alive) != 1 {
+		t.Errorf("the new process must be stopped: %v", d.alive)
+	}
+}
+
+func TestCreateBeforeDestroySuccessStopsOldAfter(t *testing.T) {
+	d := newFakeDriver()
+	a, rec := newApplier(t, d, &fakeGates{})
+	prior := state.NewFile()
+	old := oldServer(d, "a", "ma", 8001)
+	prior.Set(old)
+	p := &plan.Plan{Changes: []*plan.Change{{Addr: "server.a", Name: "a", Action: plan.CreateThenDelete, Before: old, After: desired("a", "ma", 8001)}}}
+	st, err := a.Apply(context.Background(), p, prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := st.Server("a")
+	if s.PID == old.PID || s.Deposed != nil || d.alive[old.PID] || !d.alive[s.PID] {
+		t.Fatalf("new must run, old must be stopped: %+v alive %v", s, d.alive)
+	}
+	// While both ran, the state recorded the old one as deposed.
+	sawDeposed := false
+	for _, w := range rec.writes {
+		if ws := w.Server("a"); ws != nil && ws.Deposed != nil && ws.Deposed.PID == old.PID {
+			sawDeposed = true
+		}
+	}
+	if !sawDeposed {
+		t.Error("the overlap must record the old instance as deposed")
+	}
+	ev := d.log()
+	if ev[len(ev)-1] != fmt.Sprintf("stop %d", old.PID) {
+		t.Errorf("the old server must be stopped last: %v", ev)
+	}
+}
+
+func TestRecoverDeposed(t *testing.T) {
+	d := newFakeDriver()
+	a, _ := newApplier(t, d, &fakeGates{})
+	prior := state.NewFile()
+	old := oldServer(d, "a", "ma", 8001)
+	newer := oldServer(d, "a", "ma", 8001)
+	newer.Status = state.StatusStarting
+	newer.Deposed = old.Clone()
+	prior.Set(newer)
+	st, err := a.Apply(context.Background(), &plan.Plan{}, prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := st.Server("a")
+	if s.PID != old.PID || s.Deposed != nil || d.alive[newer.PID] {
+		t.Fatalf("an interrupted rollout must fall back to the old instance: %+v alive %v", s, d.alive)
+	}
+}
+
+func TestStartFailureIsReported(t *testing.T) {
+	d := newFakeDriver()
+	d.failFor["a"] = true
+	a, _ := newApplier(t, d, &fakeGates{})
+	p := &plan.Plan{Changes: []*plan.Change{{Addr: "server.a", Name: "a", Action: plan.Create, After: desired("a", "ma", 8001)}}}
+	st, err := a.Apply(context.Background(), p, nil)
+	var se *ServerError
+	if !errors.As(err, &se) || se.Phase != "start" {
+		t.Fatalf("want a start error, got %v", err)
+	}
+	if st.Server("a").Status != state.StatusFailed {
+		t.Errorf("state: %+v", st.Server("a"))
+	}
+}
+
+func TestWithPort(t *testing.T) {
+	cases := []struct{ in, want []string }{
+		{[]string{"serve", "--port", "8000"}, []string{"serve", "--port", "9000"}},
+		{[]string{"serve", "--port=8000"}, []string{"serve", "--port=9000"}},
+		{[]string{"serve"}, []string{"serve", "--port", "9000"}},
+	}
+	for _, c := range cases {
+		if got := withPort(c.in, 9000); !slices.Equal(got, c.want) {
+			t.Errorf("withPort(%v) = %v", c.in, got)
+		}
+	}
+}

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/roofline/roofline/internal/apply"
+	"github.com/roofline/roofline/internal/driver"
+	"github.com/roofline/roofline/internal/driver/process"
+	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/state"
+)
+
+// procDriver adapts the process driver to apply's small Driver interface.
+type procDriver struct{ d driver.Driver }
+
+var _ apply.Driver = procDriver{}
+
+func newProcDriver() procDriver { return procDriver{d: process.New()} }
+
+func (p procDriver) Start(ctx context.Context, spec apply.Spec) (*state.Process, error) {
+	h, err := p.d.Start(ctx, driver.LaunchSpec{Name: spec.Name, Argv: spec.Argv, Env: spec.Env, Dir: spec.Dir, LogPath: spec.LogPath})
+	if err != nil {
+		return nil, err
+	}
+	return &state.Process{PID: h.PID, PGID: h.PGID, StartTime: h.StartTime, BootID: h.BootID, Cmdline: h.Cmdline, LogPath: h.LogPath}, nil
+}
+
+func handleOf(p *state.Process) *driver.Handle {
+	return &driver.Handle{PID: p.PID, PGID: p.PGID, StartTime: p.StartTime, BootID: p.BootID, Cmdline: p.Cmdline, LogPath: p.LogPath}
+}
+
+func (p procDriver) Alive(ctx context.Context, proc *state.Process) bool {
+	if proc == nil || proc.PID <= 0 {
+		return false
+	}
+	o, err := p.d.Read(ctx, handleOf(proc))
+	return err == nil && o != nil && o.Alive
+}
+
+func (p procDriver) Stop(ctx context.Context, proc *state.Process, grace time.Duration) error {
+	if proc == nil || proc.PID <= 0 {
+		return nil
+	}
+	return p.d.Stop(ctx, handleOf(proc), grace)
+}
+
+// observer is refresh's view of a server in the state: its process (by
+// identity, not pid alone) and a quick health probe.
+type observer struct {
+	d      driver.Driver
+	client *http.Client
+}
+
+func newObserver() *observer {
+	return &observer{d: process.New(), client: &http.Client{Timeout: 2 * time.Second}}
+}
+
+func (o *observer) Observe(ctx context.Context, s *state.Server) *plan.Observation {
+	if s.PID <= 0 {
+		if s.Status == state.StatusFailed {
+			return &plan.Observation{Alive: false, Detail: "its last start failed; nothing runs"}
+		}
+		return &plan.Observation{Alive: false, Detail: "no process was recorded"}
+	}
+	obs, err := o.d.Read(ctx, driver.HandleOf(s))
+	if err != nil {
+		return &plan.Observation{Alive: true, Detail: "could not be observed: " + err.Error()}
+	}
+	if obs == nil || !obs.Alive {
+		detail := fmt.Sprintf("pid %d is no longer running", s.PID)
+		if obs != nil && len(obs.PIDs) > 0 {
+			detail += fmt.Sprintf("; %d worker process(es) of it are left and will be stopped", len(obs.PIDs))
+		}
+		if s.LogPath != "" {
+			if tail := apply.LastLines(s.LogPath, 1); len(tail) > 0 {
+				detail += "; last log line: " + tail[0]
+			}
+		}
+		return &plan.Observation{Alive: false, Detail: detail, GPUPids: pidsOf(obs)}
+	}
+	res := &plan.Observation{Alive: true, GPUPids: obs.PIDs}
+	if s.Status == state.StatusReady {
+		port := s.Port
+		if s.BackendPort != 0 {
+			port = s.BackendPort
+		}
+		host := s.Host
+		if host == "" || host == "0.0.0.0" {
+			host = "127.0.0.1"
+		}
+		healthy := false
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+host+":"+strconv.Itoa(port)+"/health", nil)
+		if resp, err := o.client.Do(req); err == nil {
+			resp.Body.Close()
+			healthy = resp.StatusCode == http.StatusOK
+			if !healthy {
+				res.Detail = fmt.Sprintf("pid %d runs, but /health answers %d", s.PID, resp.StatusCode)
+			}
+		} else {
+			res.Detail = fmt.Sprintf("pid %d runs, but /health does not answer: %v", s.PID, err)
+		}
+		res.Healthy = &healthy
+	}
+	return res
+}
+
+func pidsOf(o *driver.Observed) []int {
+	if o == nil {
+		return nil
+	}
+	return o.PIDs
+}

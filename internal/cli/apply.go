@@ -1,0 +1,316 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-multierror"
+	"github.com/roofline/roofline/internal/apply"
+	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/state"
+)
+
+func init() {
+	register(&Command{
+		Name:     "apply",
+		Synopsis: "Start, replace and stop servers to match the configuration",
+		Usage: `Usage: roofline [global options] apply [options] [PLANFILE]
+
+  Plans (unless given a saved plan), shows the plan and asks for "yes", then
+  converges: stops what must go first (freeing GPUs and ports), starts new
+  servers in parallel, waits for each to become ready, runs its gates
+  (health, tool-call smoke, benchmark) and only then promotes it. A
+  create_before_destroy replacement starts beside the old server and the old
+  one is stopped only after the new one passed; if it fails, the old one
+  keeps serving. The state is written before and after every start and stop.
+
+  A saved plan (roofline plan -out=FILE) is refused once the state or the
+  GPUs changed since it was made.
+
+  Ctrl-C stops waiting and leaves what runs running, recorded in the state.
+
+Options:
+  -auto-approve         Do not ask for confirmation.
+  -parallelism=N        Start or stop at most N servers at once (default 10).
+  -target=server.NAME   Apply only this server (repeatable).
+  -replace=server.NAME  Replace this server even if unchanged (repeatable).
+  -refresh-only         Only record what changed outside roofline.
+  -inventory=FILE       GPU snapshot to use instead of NVML.
+  -refresh-probes       Probe the engines again instead of using the cache.
+  -lock-timeout=DUR     How long to wait for the state lock (default 0s).
+`,
+		Run: func(m *Meta, args []string) int { return runApply(m, args, false) },
+	})
+	register(&Command{
+		Name:     "destroy",
+		Synopsis: "Stop every server roofline manages",
+		Usage: `Usage: roofline [global options] destroy [options]
+
+  Stops every server in the state (or the -target ones) and its children,
+  SIGTERM first, then SIGKILL after a grace period, and removes them from the
+  state. Asks for "yes" unless -auto-approve.
+
+Options:
+  -auto-approve         Do not ask for confirmation.
+  -target=server.NAME   Destroy only this server (repeatable).
+  -parallelism=N        Stop at most N servers at once (default 10).
+  -lock-timeout=DUR     How long to wait for the state lock (default 0s).
+`,
+		Run: func(m *Meta, args []string) int { return runApply(m, args, true) },
+	})
+}
+
+func runApply(m *Meta, args []string, destroy bool) int {
+	name := "apply"
+	if destroy {
+		name = "destroy"
+	}
+	fs := newFlags(name)
+	var o planOptions
+	o.register(fs, true)
+	if !parseFlags(m, fs, args) {
+		return ExitError
+	}
+	mode := plan.ModeNormal
+	switch {
+	case destroy:
+		mode = plan.ModeDestroy
+	case o.refreshOnly:
+		mode = plan.ModeRefreshOnly
+	}
+	var (
+		p      *plan.Plan
+		b      *backend
+		st     *state.File
+		unlock func()
+		ok     bool
+	)
+	switch {
+	case fs.NArg() > 1:
+		return usageError(m, name, "apply takes at most one plan file")
+	case fs.NArg() == 1 && destroy:
+		return usageError(m, name, "destroy takes no plan file; use roofline plan -destroy -out=FILE and roofline apply FILE")
+	case fs.NArg() == 1:
+		p, b, st, unlock, ok = loadSavedPlan(m, &o, fs.Arg(0))
+	default:
+		p, b, st, unlock, ok = makePlan(m, &o, mode, name)
+	}
+	if !ok {
+		return ExitError
+	}
+	defer unlock()
+
+	j := p.ToJSON()
+	if fs.NArg() == 0 {
+		printDiags(m, &config.Config{Files: p.Files}, p.Diagnostics)
+		plan.RenderHuman(m.Out, j, m.colorize)
+		if p.HasErrors() {
+			fmt.Fprintln(m.Err, "\nThe plan has errors: fix them and run apply again. Nothing was changed.")
+			return ExitError
+		}
+	}
+	if !p.HasChanges() && !(p.Mode == plan.ModeRefreshOnly && len(p.Drift) > 0) {
+		if fs.NArg() == 1 {
+			fmt.Fprintln(m.Out, "The saved plan has no changes.")
+		}
+		return ExitOK
+	}
+	if fs.NArg() == 0 && !o.autoApprove {
+		if !confirm(m, destroy) {
+			fmt.Fprintln(m.Err, "\nApply cancelled.")
+			return ExitError
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ui := &applyUI{m: m, started: map[string]time.Time{}, last: map[string]time.Duration{}}
+	ap := &apply.Applier{
+		State:        b.states,
+		Driver:       newProcDriver(),
+		Gates:        newGates(m),
+		Hooks:        ui,
+		StateDir:     b.stateDir,
+		ProxyCommand: []string{b.self, "proxy"},
+		Parallelism:  o.parallelism,
+		Journal:      journalFor(b),
+	}
+	fmt.Fprintln(m.Out)
+	_, err := ap.Apply(ctx, p, st)
+	if ctx.Err() != nil {
+		fmt.Fprintln(m.Err, "\nInterrupted: roofline stopped waiting. What was started keeps running and is recorded in the state; run roofline status to see it, roofline plan to continue.")
+	}
+	add, change, del := p.Counts()
+	if err != nil {
+		reportApplyErrors(m, err)
+		fmt.Fprint(m.Err, m.colorize("\n[red][bold]Apply failed.[reset] "))
+		fmt.Fprintf(m.Err, "%d server(s) failed; the others went on. Run roofline status to see what runs.\n", countErrs(err))
+		return ExitError
+	}
+	verb := "Apply"
+	if destroy {
+		verb = "Destroy"
+	}
+	fmt.Fprintf(m.Out, "%s", m.colorize(fmt.Sprintf("\n[green][bold]%s complete![reset] Resources: %d added, %d changed, %d destroyed.\n", verb, add, change, del)))
+	return ExitOK
+}
+
+// loadSavedPlan reads a plan file and refuses it when it is stale.
+func loadSavedPlan(m *Meta, o *planOptions, path string) (*plan.Plan, *backend, *state.File, func(), bool) {
+	p, err := plan.Load(path)
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return nil, nil, nil, nil, false
+	}
+	cfg, ok := loadConfig(m)
+	if !ok {
+		return nil, nil, nil, nil, false
+	}
+	b, err := newBackend(m, cfg)
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return nil, nil, nil, nil, false
+	}
+	unlock, ok := b.lock(m, "apply", o.lockTimeout)
+	if !ok {
+		return nil, nil, nil, nil, false
+	}
+	st, ok := b.readState(m)
+	if !ok {
+		unlock()
+		return nil, nil, nil, nil, false
+	}
+	fp := ""
+	if p.InventoryFingerprint != "" {
+		snap, err := b.inventory(o.inventory).Snapshot(context.Background())
+		if err != nil {
+			unlock()
+			fmt.Fprintf(m.Err, "Error: cannot check the GPUs against the saved plan: %v\n", err)
+			return nil, nil, nil, nil, false
+		}
+		fp = snap.Fingerprint()
+	}
+	if err := plan.CheckFresh(p, st, fp); err != nil {
+		unlock()
+		fmt.Fprintf(m.Err, "Error: Saved plan is stale\n\n%v.\n", err)
+		return nil, nil, nil, nil, false
+	}
+	return p, b, st, unlock, true
+}
+
+func confirm(m *Meta, destroy bool) bool {
+	if destroy {
+		fmt.Fprint(m.Out, m.colorize("\n[bold]Do you really want to destroy all servers?[reset]\n  roofline will stop every server shown above.\n  Only 'yes' will be accepted to confirm.\n\n  Enter a value: "))
+	} else {
+		fmt.Fprint(m.Out, m.colorize("\n[bold]Do you want to perform these actions?[reset]\n  roofline will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: "))
+	}
+	line, _ := bufio.NewReader(m.In).ReadString('\n')
+	return strings.TrimSpace(line) == "yes"
+}
+
+func countErrs(err error) int {
+	var me *multierror.Error
+	if errors.As(err, &me) {
+		return len(me.Errors)
+	}
+	return 1
+}
+
+// reportApplyErrors prints every server's failure with the classified cause,
+// the action and the log tail.
+func reportApplyErrors(m *Meta, err error) {
+	var errs []error
+	var me *multierror.Error
+	if errors.As(err, &me) {
+		errs = me.Errors
+	} else {
+		errs = []error{err}
+	}
+	for _, e := range errs {
+		var se *apply.ServerError
+		if !errors.As(e, &se) {
+			fmt.Fprintf(m.Err, "%s %v\n", m.colorize("\n[red][bold]Error:[reset]"), e)
+			continue
+		}
+		fmt.Fprintf(m.Err, "%s %s failed (%s): %v\n", m.colorize("\n[red][bold]Error:[reset]"), se.Addr, se.Phase, se.Err)
+		if se.KeptOld {
+			fmt.Fprintln(m.Err, "  The old server was not touched and keeps serving.")
+		}
+		if d := se.Diagnosis; d != nil && d.Class != "" && (d.Class != "unknown" || se.Phase != "gates") {
+			fmt.Fprintf(m.Err, "\n  Cause (%s): %s\n", d.Class, d.Summary)
+			if d.Cause != "" {
+				fmt.Fprintf(m.Err, "  %s\n", d.Cause)
+			}
+			for _, ev := range d.Evidence {
+				fmt.Fprintf(m.Err, "    > %s\n", ev)
+			}
+			if d.Action != "" {
+				fmt.Fprintf(m.Err, "  Action: %s\n", d.Action)
+			}
+		}
+		if len(se.LogTail) > 0 {
+			fmt.Fprintf(m.Err, "\n  Last lines of the log (roofline logs %s):\n", strings.TrimPrefix(se.Addr, "server."))
+			for _, l := range se.LogTail {
+				fmt.Fprintf(m.Err, "    %s\n", l)
+			}
+		}
+	}
+}
+
+// applyUI prints Terraform-style progress lines.
+type applyUI struct {
+	m       *Meta
+	mu      sync.Mutex
+	started map[string]time.Time
+	last    map[string]time.Duration
+}
+
+func (u *applyUI) Begin(addr, verb string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.started[addr] = time.Now()
+	fmt.Fprintf(u.m.Out, "%s: %s\n", u.m.colorize("[bold]"+addr+"[reset]"), verb)
+}
+
+// Progress prints a "Still creating" line every 10 s with the last log line.
+func (u *applyUI) Progress(addr string, elapsed time.Duration, lastLog string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if elapsed-u.last[addr] < 10*time.Second {
+		return
+	}
+	u.last[addr] = elapsed
+	line := fmt.Sprintf("%s: Still starting... [%s elapsed]", u.m.colorize("[bold]"+addr+"[reset]"), elapsed.Round(time.Second))
+	if lastLog != "" {
+		line += " " + u.m.colorize("[dim]"+lastLog+"[reset]")
+	}
+	fmt.Fprintln(u.m.Out, line)
+}
+
+func (u *applyUI) End(addr, verb string, elapsed time.Duration, detail string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if elapsed == 0 {
+		if t, ok := u.started[addr]; ok {
+			elapsed = time.Since(t)
+		}
+	}
+	line := fmt.Sprintf("%s: %s after %s", u.m.colorize("[bold]"+addr+"[reset]"), verb, elapsed.Round(100*time.Millisecond))
+	if detail != "" {
+		line += " [" + detail + "]"
+	}
+	fmt.Fprintln(u.m.Out, line)
+}
+
+// logPathOf is where a server's engine writes its log.
+func logPathOf(stateDir, name string) string { return filepath.Join(stateDir, "logs", name+".log") }

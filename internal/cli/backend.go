@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/gpu"
+	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/state"
+)
+
+// backend holds what plan, apply, destroy and status build from the
+// configuration: the state manager and the live adapters.
+type backend struct {
+	cfg      *config.Config
+	stateDir string
+	states   *state.Filesystem
+	self     string // executable that runs rehearsal engines and the proxy
+}
+
+func newBackend(m *Meta, cfg *config.Config) (*backend, error) {
+	b := &backend{cfg: cfg, stateDir: stateDir(cfg)}
+	b.states = state.NewFilesystem(b.stateDir)
+	self, err := rehearsalSelf(b.stateDir)
+	if err != nil {
+		return nil, err
+	}
+	b.self = self
+	return b, nil
+}
+
+// rehearsalSelf returns a stable path of this roofline binary for engine and
+// proxy processes to run. `go run` builds into a temporary directory that is
+// deleted when it exits, so the binary is copied once into the state
+// directory, named by its content hash.
+func rehearsalSelf(stateDir string) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot find roofline's own executable: %w", err)
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))[:16]
+	dir := filepath.Join(stateDir, "bin")
+	dst := filepath.Join(dir, "roofline-"+sum)
+	if _, err := os.Stat(dst); err == nil {
+		return dst, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(dir, ".roofline-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, f); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Chmod(0o755); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	return dst, os.Rename(tmp.Name(), dst)
+}
+
+// inventory picks the GPU source: -inventory, else the configuration's
+// inventory, else NVML.
+func (b *backend) inventory(flag string) gpu.Inventory {
+	if flag == "" && b.cfg.Roofline != nil {
+		flag = b.cfg.Roofline.Inventory
+	}
+	return inventoryFor(flag)
+}
+
+// inventoryPath is the snapshot file in use, "" for NVML.
+func (b *backend) inventoryPath(flag string) string {
+	if flag == "" && b.cfg.Roofline != nil {
+		flag = b.cfg.Roofline.Inventory
+	}
+	if flag != "" {
+		if abs, err := filepath.Abs(flag); err == nil {
+			return abs
+		}
+	}
+	return flag
+}
+
+// prober probes engines through the cache in the state directory.
+type prober struct {
+	self     string
+	cacheDir string
+	refresh  bool
+}
+
+func (p prober) Probe(ctx context.Context, e *config.Engine) (*engine.Installed, error) {
+	return engine.Probe(ctx, e, p.self, engine.ExecRunner{}, p.cacheDir, p.refresh)
+}
+
+// lock takes the state lock for op, waiting up to timeout.
+func (b *backend) lock(m *Meta, op string, timeout time.Duration) (unlock func(), ok bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	id, err := b.states.Lock(ctx, state.NewLockInfo(op))
+	if err != nil {
+		var le *state.LockError
+		if errors.As(err, &le) {
+			fmt.Fprintf(m.Err, "Error: Error acquiring the state lock\n\n%v\n", err)
+		} else {
+			fmt.Fprintf(m.Err, "Error: cannot lock the state: %v\n", err)
+		}
+		return nil, false
+	}
+	return func() {
+		if err := b.states.Unlock(id); err != nil {
+			fmt.Fprintf(m.Err, "Error: releasing the state lock: %v\n", err)
+		}
+	}, true
+}
+
+// readState reads the state and prints a clear error when it is unreadable.
+func (b *backend) readState(m *Meta) (*state.File, bool) {
+	st, err := b.states.Read()
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return nil, false
+	}
+	if st == nil {
+		st = state.NewFile()
+	}
+	return st, true
+}
+
+// refresher builds the live adapters for a plan.
+func (b *backend) refresher(inventoryFlag string, reprobe bool) *plan.Refresher {
+	return &plan.Refresher{
+		Inventory: b.inventory(inventoryFlag),
+		Engines:   prober{self: b.self, cacheDir: filepath.Join(b.stateDir, "probes"), refresh: reprobe},
+		Observer:  newObserver(),
+		Ports:     portChecker{},
+		Self:      b.self,
+	}
+}

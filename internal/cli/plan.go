@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/portcheck"
+	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/suggest"
+	"github.com/spf13/pflag"
+)
+
+func init() {
+	register(&Command{
+		Name:     "plan",
+		Synopsis: "Show what apply would change, with every pre-launch check",
+		Usage: `Usage: roofline [global options] plan [options]
+
+  Compares the configuration with the state and with what is really there:
+  the GPUs and their foreign processes, the installed engines and their flag
+  lists, the model folders, the ports. Prints what apply would do, flag by
+  flag, with the VRAM each server needs per GPU, and every problem that can
+  be found before an engine starts. Changes nothing.
+
+  Runs without GPUs from a recorded inventory (-inventory, or the roofline
+  block's inventory attribute): that is how plan runs in code review.
+
+Options:
+  -out=FILE             Save the plan; "roofline apply FILE" applies exactly it
+                        and refuses it once the state or the GPUs changed.
+  -json                 Print the plan as JSON.
+  -detailed-exitcode    Exit 0 with no changes, 1 on errors, 2 with changes.
+  -target=server.NAME   Plan only this server (repeatable).
+  -replace=server.NAME  Replace this server even if unchanged (repeatable).
+  -destroy              Plan to stop every server.
+  -refresh-only         Only report what changed outside roofline.
+  -inventory=FILE       GPU snapshot to use instead of NVML.
+  -refresh-probes       Probe the engines again instead of using the cache.
+  -lock-timeout=DUR     How long to wait for the state lock (default 0s).
+`,
+		Run: runPlan,
+	})
+}
+
+// planOptions are the flags plan, apply and destroy share.
+type planOptions struct {
+	out, inventory     string
+	json, detailed     bool
+	targets, replaces  []string
+	destroy, refresh   bool
+	refreshOnly        bool
+	lockTimeout        time.Duration
+	autoApprove        bool
+	parallelism        int
+}
+
+func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
+	fs.StringVar(&o.inventory, "inventory", "", "")
+	fs.StringArrayVar(&o.targets, "target", nil, "")
+	fs.StringArrayVar(&o.replaces, "replace", nil, "")
+	fs.BoolVar(&o.refreshOnly, "refresh-only", false, "")
+	fs.BoolVar(&o.refresh, "refresh-probes", false, "")
+	fs.DurationVar(&o.lockTimeout, "lock-timeout", 0, "")
+	if apply {
+		fs.BoolVar(&o.autoApprove, "auto-approve", false, "")
+		fs.IntVar(&o.parallelism, "parallelism", 10, "")
+	} else {
+		fs.StringVar(&o.out, "out", "", "")
+		fs.BoolVar(&o.json, "json", false, "")
+		fs.BoolVar(&o.detailed, "detailed-exitcode", false, "")
+		fs.BoolVar(&o.destroy, "destroy", false, "")
+	}
+}
+
+// serverNames turns -target/-replace values (server.NAME or NAME) into names.
+func serverNames(m *Meta, cfg *config.Config, st *state.File, addrs []string, flag string) ([]string, bool) {
+	var out []string
+	for _, a := range addrs {
+		name := strings.TrimPrefix(a, "server.")
+		_, inCfg := cfg.Servers[name]
+		inState := st != nil && st.Server(name) != nil
+		if !inCfg && !inState {
+			var known []string
+			for n := range cfg.Servers {
+				known = append(known, "server."+n)
+			}
+			fmt.Fprintf(m.Err, "Error: -%s=%s: no such server in the configuration or the state.%s\n", flag, a, suggest.DidYouMean(a, known))
+			return nil, false
+		}
+		out = append(out, name)
+	}
+	return out, true
+}
+
+// makePlan loads everything and plans. It prints diagnostics-free errors
+// itself; ok is false when no plan could be made.
+func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Plan, *backend, *state.File, func(), bool) {
+	cfg, ok := loadConfig(m)
+	if !ok {
+		return nil, nil, nil, nil, false
+	}
+	b, err := newBackend(m, cfg)
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return nil, nil, nil, nil, false
+	}
+	unlock, ok := b.lock(m, lockOp, o.lockTimeout)
+	if !ok {
+		return nil, nil, nil, nil, false
+	}
+	st, ok := b.readState(m)
+	if !ok {
+		unlock()
+		return nil, nil, nil, nil, false
+	}
+	targets, ok1 := serverNames(m, cfg, st, o.targets, "target")
+	replaces, ok2 := serverNames(m, cfg, st, o.replaces, "replace")
+	if !ok1 || !ok2 {
+		unlock()
+		return nil, nil, nil, nil, false
+	}
+	in := b.refresher(o.inventory, o.refresh).Refresh(context.Background(), cfg, st)
+	in.Mode, in.Targets, in.Replace = mode, targets, replaces
+	p := plan.Make(in)
+	return p, b, st, unlock, true
+}
+
+func runPlan(m *Meta, args []string) int {
+	fs := newFlags("plan")
+	var o planOptions
+	o.register(fs, false)
+	if !parseFlags(m, fs, args) {
+		return ExitError
+	}
+	if fs.NArg() > 0 {
+		return usageError(m, "plan", fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	}
+	mode := plan.ModeNormal
+	switch {
+	case o.destroy && o.refreshOnly:
+		return usageError(m, "plan", "-destroy and -refresh-only exclude each other")
+	case o.destroy:
+		mode = plan.ModeDestroy
+	case o.refreshOnly:
+		mode = plan.ModeRefreshOnly
+	}
+	p, _, _, unlock, ok := makePlan(m, &o, mode, "plan")
+	if !ok {
+		return ExitError
+	}
+	defer unlock()
+	j := p.ToJSON()
+	if o.json {
+		_ = plan.WriteJSON(m.Out, j)
+	} else {
+		printDiags(m, &config.Config{Files: p.Files}, p.Diagnostics)
+		plan.RenderHuman(m.Out, j, m.colorize)
+	}
+	if p.HasErrors() {
+		if !o.json {
+			fmt.Fprintln(m.Err, "\nThe plan has errors: fix them and run roofline plan again. Nothing was changed.")
+		}
+		return ExitError
+	}
+	if o.out != "" {
+		if err := plan.Save(o.out, p); err != nil {
+			fmt.Fprintf(m.Err, "Error: saving the plan: %v\n", err)
+			return ExitError
+		}
+		if !o.json {
+			fmt.Fprintf(m.Out, "\nSaved the plan to: %s\n\nTo perform exactly these actions, run:\n    roofline apply %s\n", o.out, o.out)
+		}
+	} else if !o.json && p.HasChanges() {
+		fmt.Fprintln(m.Out, "\nNote: you didn't use the -out option to save this plan, so roofline can't guarantee to take exactly these actions if you run \"roofline apply\" now.")
+	}
+	if o.detailed && p.HasChanges() {
+		return ExitChanges
+	}
+	return ExitOK
+}
+
+// portChecker is the live port check.
+type portChecker struct{}
+
+func (portChecker) Holder(host string, port int) (bool, string) { return portcheck.Holder(host, port) }
+

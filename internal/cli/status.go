@@ -1,0 +1,295 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/roofline/roofline/internal/apply"
+	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/state"
+)
+
+func init() {
+	register(&Command{
+		Name:     "status",
+		Synopsis: "Show the servers that run, their health and footprint",
+		Usage: `Usage: roofline [global options] status [-json]
+
+  For every server in the state: engine and version, model, port, GPUs, pid,
+  uptime, whether the process is still the one roofline started, health, and
+  the KV cache measured at start-up beside what plan predicted.
+
+Options:
+  -json   Print a JSON array.
+`,
+		Run: runStatus,
+	})
+	register(&Command{
+		Name:     "logs",
+		Synopsis: "Show a server's log",
+		Usage: `Usage: roofline [global options] logs [options] SERVER
+
+  Prints the engine's log (stdout and stderr) of SERVER.
+
+Options:
+  -n=N   Print the last N lines (default 100; 0 prints the whole log).
+  -f     Follow: keep printing new lines until interrupted.
+`,
+		Run: runLogs,
+	})
+	register(&Command{
+		Name:     "show",
+		Synopsis: "Show a saved plan or the state",
+		Usage: `Usage: roofline [global options] show [-json] [PLANFILE]
+
+  Without an argument, prints the state. With a plan file (roofline plan
+  -out=FILE), prints the plan as plan did.
+
+Options:
+  -json   Print JSON.
+`,
+		Run: runShow,
+	})
+}
+
+type statusRow struct {
+	Name        string           `json:"name"`
+	Engine      string           `json:"engine"`
+	EngineKind  string           `json:"engine_kind"`
+	Version     string           `json:"engine_version"`
+	Model       string           `json:"model"`
+	ServedName  string           `json:"served_name"`
+	Port        int              `json:"port"`
+	BackendPort int              `json:"backend_port,omitempty"`
+	GPUs        []int            `json:"gpus"`
+	PID         int              `json:"pid"`
+	Status      string           `json:"status"`
+	Running     bool             `json:"running"`
+	Healthy     *bool            `json:"healthy"`
+	Detail      string           `json:"detail,omitempty"`
+	UptimeSec   float64          `json:"uptime_seconds,omitempty"`
+	Measured    *state.Footprint `json:"measured,omitempty"`
+	Predicted   *state.Footprint `json:"predicted,omitempty"`
+	GatePassed  *bool            `json:"gate_passed,omitempty"`
+	LogPath     string           `json:"log_path"`
+}
+
+func runStatus(m *Meta, args []string) int {
+	fs := newFlags("status")
+	jsonOut := fs.Bool("json", false, "")
+	if !parseFlags(m, fs, args) {
+		return ExitError
+	}
+	cfg, ok := loadConfig(m)
+	if !ok {
+		return ExitError
+	}
+	b, err := newBackend(m, cfg)
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return ExitError
+	}
+	st, ok := b.readState(m)
+	if !ok {
+		return ExitError
+	}
+	obs := newObserver()
+	rows := []statusRow{}
+	for _, name := range st.Names() {
+		s := st.Servers[name]
+		o := obs.Observe(context.Background(), s)
+		r := statusRow{Name: name, Engine: s.Engine.Name, EngineKind: s.Engine.Kind, Version: s.Engine.Version,
+			Model: s.Model.Path, ServedName: s.Model.ServedName, Port: s.Port, BackendPort: s.BackendPort, GPUs: s.GPUs,
+			PID: s.PID, Status: s.Status, Running: o.Alive, Healthy: o.Healthy, Detail: o.Detail,
+			Measured: s.Footprint, Predicted: s.Predicted, LogPath: s.LogPath}
+		if o.Alive && !s.ReadyAt.IsZero() {
+			r.UptimeSec = time.Since(s.ReadyAt).Seconds()
+		}
+		if s.Gate != nil {
+			p := s.Gate.Passed
+			r.GatePassed = &p
+		}
+		rows = append(rows, r)
+	}
+	if *jsonOut {
+		b, _ := json.MarshalIndent(rows, "", "  ")
+		fmt.Fprintln(m.Out, string(b))
+		return ExitOK
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(m.Out, "No servers in the state. Run roofline apply to start the configured ones.")
+		return ExitOK
+	}
+	renderStatus(m, m.Out, rows)
+	return ExitOK
+}
+
+func renderStatus(m *Meta, w io.Writer, rows []statusRow) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tENGINE\tMODEL\tPORT\tGPUS\tPID\tUPTIME\tSTATE\tKV TOKENS (measured / predicted)")
+	for _, r := range rows {
+		stateText := r.Status
+		switch {
+		case !r.Running && r.Status != state.StatusFailed:
+			stateText = m.colorize("[red]gone[reset]")
+		case r.Healthy != nil && *r.Healthy:
+			stateText = m.colorize("[green]healthy[reset]")
+		case r.Healthy != nil:
+			stateText = m.colorize("[red]unhealthy[reset]")
+		case r.Status == state.StatusFailed:
+			stateText = m.colorize("[red]failed[reset]")
+		}
+		kv := "-"
+		if r.Measured != nil || r.Predicted != nil {
+			mt, pt := "?", "?"
+			if r.Measured != nil && r.Measured.KVTokens > 0 {
+				mt = fmt.Sprint(r.Measured.KVTokens)
+			}
+			if r.Predicted != nil && r.Predicted.KVTokens > 0 {
+				pt = fmt.Sprint(r.Predicted.KVTokens)
+			}
+			kv = mt + " / " + pt
+		}
+		uptime := "-"
+		if r.UptimeSec > 0 {
+			uptime = time.Duration(r.UptimeSec * float64(time.Second)).Round(time.Second).String()
+		}
+		pid := "-"
+		if r.PID > 0 {
+			pid = fmt.Sprint(r.PID)
+		}
+		port := fmt.Sprint(r.Port)
+		if r.BackendPort != 0 {
+			port += fmt.Sprintf(" (->%d)", r.BackendPort)
+		}
+		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\t%v\t%s\t%s\t%s\t%s\n", r.Name, r.EngineKind, r.Version, r.ServedName, port, r.GPUs, pid, uptime, stateText, kv)
+	}
+	tw.Flush()
+	for _, r := range rows {
+		if r.Detail != "" && (!r.Running || (r.Healthy != nil && !*r.Healthy)) {
+			fmt.Fprintf(w, "\nserver.%s: %s\n", r.Name, r.Detail)
+		}
+	}
+}
+
+func runLogs(m *Meta, args []string) int {
+	fs := newFlags("logs")
+	n := fs.IntP("n", "n", 100, "")
+	follow := fs.BoolP("follow", "f", false, "")
+	if !parseFlags(m, fs, args) {
+		return ExitError
+	}
+	if fs.NArg() != 1 {
+		return usageError(m, "logs", "give one server name")
+	}
+	name := strings.TrimPrefix(fs.Arg(0), "server.")
+	cfg, ok := loadConfig(m)
+	if !ok {
+		return ExitError
+	}
+	dir := stateDir(cfg)
+	path := logPathOf(dir, name)
+	if b, err := newBackend(m, cfg); err == nil {
+		if st, err := b.states.Read(); err == nil && st != nil {
+			if s := st.Server(name); s != nil && s.LogPath != "" {
+				path = s.LogPath
+			}
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: no log for server %q (%v). A server has a log once apply has started it.\n", name, err)
+		return ExitError
+	}
+	defer f.Close()
+	if *n > 0 {
+		for _, l := range apply.LastLines(path, *n) {
+			fmt.Fprintln(m.Out, l)
+		}
+		if _, err := f.Seek(0, io.SeekEnd); err != nil {
+			return ExitError
+		}
+	} else {
+		if _, err := io.Copy(m.Out, f); err != nil {
+			return ExitError
+		}
+	}
+	if !*follow {
+		return ExitOK
+	}
+	buf := make([]byte, 32<<10)
+	for {
+		k, err := f.Read(buf)
+		if k > 0 {
+			m.Out.Write(buf[:k])
+		}
+		if err == io.EOF {
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			return ExitError
+		}
+	}
+}
+
+func runShow(m *Meta, args []string) int {
+	fs := newFlags("show")
+	jsonOut := fs.Bool("json", false, "")
+	if !parseFlags(m, fs, args) {
+		return ExitError
+	}
+	if fs.NArg() > 1 {
+		return usageError(m, "show", "give at most one plan file")
+	}
+	if fs.NArg() == 1 {
+		p, err := plan.Load(fs.Arg(0))
+		if err != nil {
+			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			return ExitError
+		}
+		if *jsonOut {
+			_ = plan.WriteJSON(m.Out, p.ToJSON())
+		} else {
+			plan.RenderHuman(m.Out, p.ToJSON(), m.colorize)
+		}
+		return ExitOK
+	}
+	cfg, ok := loadConfig(m)
+	if !ok {
+		return ExitError
+	}
+	b, err := newBackend(m, cfg)
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return ExitError
+	}
+	st, ok := b.readState(m)
+	if !ok {
+		return ExitError
+	}
+	if *jsonOut {
+		out, _ := json.MarshalIndent(st, "", "  ")
+		fmt.Fprintln(m.Out, string(out))
+		return ExitOK
+	}
+	if len(st.Servers) == 0 {
+		fmt.Fprintln(m.Out, "The state is empty. Run roofline apply to start the configured servers.")
+		return ExitOK
+	}
+	for _, name := range st.Names() {
+		s := st.Servers[name]
+		fmt.Fprintf(m.Out, "# %s:\nserver %q {\n", s.Addr(), s.Name)
+		fmt.Fprintf(m.Out, "    engine     = %q (%s %s)\n", s.Engine.Name, s.Engine.Kind, s.Engine.Version)
+		fmt.Fprintf(m.Out, "    model      = %q (served as %q)\n", s.Model.Path, s.Model.ServedName)
+		fmt.Fprintf(m.Out, "    gpus       = %v\n    port       = %d\n    pid        = %d\n    status     = %q\n    log        = %q\n", s.GPUs, s.Port, s.PID, s.Status, s.LogPath)
+		fmt.Fprintf(m.Out, "    argv       = %q\n}\n\n", s.Argv)
+	}
+	return ExitOK
+}

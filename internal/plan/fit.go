@@ -1,0 +1,149 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/model"
+	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/vram"
+	"github.com/roofline/roofline/internal/vram/fromodel"
+)
+
+// foreignUse returns, per GPU index, the memory held by processes that are
+// not roofline's servers (and memory no listed process accounts for).
+func (pl *planner) foreignUse() map[int]uint64 {
+	out := map[int]uint64{}
+	snap := pl.in.Snapshot
+	if snap == nil {
+		return out
+	}
+	ours := pl.ourPids()
+	for _, g := range snap.GPUs {
+		var ourUse uint64
+		for _, p := range g.Processes {
+			if ours[p.PID] {
+				ourUse += p.UsedMemoryBytes
+			}
+		}
+		if g.MemoryUsedBytes > ourUse {
+			out[g.Index] = g.MemoryUsedBytes - ourUse
+		}
+	}
+	return out
+}
+
+// fit sizes one server with the engine's own memory rules and reports a
+// model that does not fit, or a KV cache too small for the concurrency.
+func (pl *planner) fit(s *config.Server, e *config.Engine, info *model.Info, d *Desired, inst *engine.Installed) {
+	snap := pl.in.Snapshot
+	if len(s.GPUs) == 0 {
+		return
+	}
+	dev, ok := snap.GPU(s.GPUs[0])
+	if !ok {
+		return // crossChecks reports the missing GPU
+	}
+	spec, err := fromodel.Spec(info)
+	if err != nil {
+		pl.diag(hcl.DiagWarning, ptr(pl.in.Config.Models[s.Model].Range("path")), "Cannot size the model",
+			"Model %q: %v. The VRAM check is skipped for server %q.", s.Model, err, s.Name)
+		return
+	}
+	total := dev.CUDATotalBytes()
+	var free []uint64
+	foreign := pl.foreignUse()
+	anyForeign := false
+	for _, g := range s.GPUs {
+		gd, ok := snap.GPU(g)
+		if !ok {
+			return
+		}
+		total = min(total, gd.CUDATotalBytes())
+		f := gd.CUDATotalBytes()
+		if foreign[g] < f {
+			f -= foreign[g]
+		} else {
+			f = 0
+		}
+		if foreign[g] > 0 {
+			anyForeign = true
+		}
+		free = append(free, f)
+	}
+	if !anyForeign {
+		free = nil
+	}
+	in := vram.Input{
+		Engine:               e.Kind,
+		EngineVersion:        inst.Version,
+		Model:                spec,
+		GPUMemoryBytes:       total,
+		NVMLTotalBytes:       dev.MemoryTotalBytes,
+		GPUName:              dev.Name,
+		ComputeCapability:    dev.ComputeCapability,
+		FreeMemoryBytes:      free,
+		TP:                   s.TensorParallel,
+		PP:                   s.PipelineParallel,
+		MaxModelLen:          s.MaxModelLen,
+		GPUMemoryUtilization: s.GPUMemoryUtilization,
+		KVCacheDtype:         s.KVCacheDtype,
+		MaxNumSeqs:           s.MaxNumSeqs,
+		MaxNumBatchedTokens:  s.MaxNumBatchedTokens,
+		Concurrency:          s.Concurrency,
+		EnforceEager:         s.EnforceEager,
+	}
+	res, err := vram.Estimate(in)
+	if err != nil {
+		pl.diag(hcl.DiagError, ptr(s.DeclRange), "Cannot size the server", "Server %q: %v.", s.Name, err)
+		return
+	}
+	pl.fits[s.Name] = res
+	d.ClaimBytes = res.RequestedBytes
+	d.Predicted = &state.Footprint{
+		WeightsGiB:     float64(res.WeightsBytes) / gib,
+		KVCacheGiB:     float64(res.KVBudgetBytes) / gib,
+		KVTokens:       res.KVTokens,
+		MaxConcurrency: res.MaxConcurrency,
+	}
+	if !res.Fits {
+		rng := s.Range("gpus")
+		if s.Ranges.Has("max_model_len") && res.KVBudgetBytes > 0 {
+			rng = s.Range("max_model_len")
+		}
+		pl.diag(hcl.DiagError, ptr(rng), "Model does not fit",
+			"Server %q (%s on %d× %s, TP %d): %s%s", s.Name, s.Model, len(s.GPUs), dev.Name, s.TensorParallel,
+			strings.Join(res.Reasons, "; "), suggestions(res))
+		return
+	}
+	if s.Concurrency > 0 && res.MaxConcurrency < float64(s.Concurrency) {
+		pl.diag(hcl.DiagError, ptr(s.Range("concurrency")), "KV cache too small for the concurrency",
+			"Server %q: the KV cache holds %d tokens, %.2f requests of %d tokens, but concurrency = %d.%s",
+			s.Name, res.KVTokens, res.MaxConcurrency, res.MaxModelLen, s.Concurrency, suggestions(res))
+	}
+}
+
+func suggestions(res *vram.Result) string {
+	if len(res.Suggestions) == 0 {
+		return ""
+	}
+	return " Try: " + strings.Join(res.Suggestions, "; ") + "."
+}
+
+// FitTable renders the per-rank VRAM table of one server.
+func FitTable(res *vram.Result) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "      %-5s %9s %10s %9s %9s %10s %11s %11s\n", "rank", "weights", "activation", "overhead", "graphs", "KV budget", "KV tokens", "concurrency")
+	for _, r := range res.Ranks {
+		fmt.Fprintf(&sb, "      %-5d %9s %10s %9s %9s %10s %11d %11.2f\n", r.Rank,
+			gibs(r.WeightsBytes), gibs(r.ActivationBytes), gibs(r.NonTorchBytes), gibs(r.CUDAGraphBytes), gibsSigned(r.KVBudgetBytes), r.KVTokens, r.Concurrency)
+	}
+	return sb.String()
+}
+
+func gibs(b uint64) string { return fmt.Sprintf("%.2f GiB", float64(b)/gib) }
+
+func gibsSigned(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/gib) }

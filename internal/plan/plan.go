@@ -1,0 +1,223 @@
+// Package plan compares the configuration, rendered through the engine layer,
+// with the state and with what refresh observed, runs every check that can be
+// made before launch, and produces a Plan: the changes apply will make and
+// the diagnostics that decide whether it may.
+package plan
+
+import (
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/vram"
+)
+
+// FormatVersion is the version of the plan file and of plan -json.
+const FormatVersion = "1.0"
+
+// Action is what apply does to one server.
+type Action rune
+
+// Actions, with Terraform's symbols.
+const (
+	NoOp             Action = 0
+	Create           Action = '+'
+	Update           Action = '~'
+	Delete           Action = '-'
+	DeleteThenCreate Action = '∓' // shown as -/+
+	CreateThenDelete Action = '±' // shown as +/-
+)
+
+// Symbol is the action's marker in the human plan.
+func (a Action) Symbol() string {
+	switch a {
+	case Create:
+		return "+"
+	case Update:
+		return "~"
+	case Delete:
+		return "-"
+	case DeleteThenCreate:
+		return "-/+"
+	case CreateThenDelete:
+		return "+/-"
+	}
+	return " "
+}
+
+// JSON returns Terraform's "actions" list for the action.
+func (a Action) JSON() []string {
+	switch a {
+	case Create:
+		return []string{"create"}
+	case Update:
+		return []string{"update"}
+	case Delete:
+		return []string{"delete"}
+	case DeleteThenCreate:
+		return []string{"delete", "create"}
+	case CreateThenDelete:
+		return []string{"create", "delete"}
+	}
+	return []string{"no-op"}
+}
+
+// ActionFromJSON inverts JSON.
+func ActionFromJSON(s []string) Action {
+	switch len(s) {
+	case 1:
+		switch s[0] {
+		case "create":
+			return Create
+		case "update":
+			return Update
+		case "delete":
+			return Delete
+		}
+	case 2:
+		if s[0] == "delete" {
+			return DeleteThenCreate
+		}
+		return CreateThenDelete
+	}
+	return NoOp
+}
+
+// IsReplace reports whether the action stops one process and starts another.
+func (a Action) IsReplace() bool { return a == DeleteThenCreate || a == CreateThenDelete }
+
+// Desired is what one server should be: the configuration rendered for the
+// installed engine.
+type Desired struct {
+	Name   string          `json:"name"`
+	Engine state.EngineRef `json:"engine"`
+	Model  state.ModelRef  `json:"model"`
+	Argv   []string        `json:"argv"`
+	// CommandLen is how many leading words of Argv are the engine command.
+	CommandLen int `json:"command_len"`
+	// Env is what roofline sets on top of the driver's base environment.
+	Env    map[string]string `json:"env"`
+	GPUs   []int             `json:"gpus"`
+	Host   string            `json:"host"`
+	Port   int               `json:"port"`
+	Driver string            `json:"driver"`
+	Image  string            `json:"image,omitempty"`
+	// ConfigHash covers everything whose change needs a restart; GateHash
+	// the gate settings, which change in place.
+	ConfigHash string           `json:"config_hash"`
+	GateHash   string           `json:"gate_hash"`
+	Gate       *GateSpec        `json:"gate"`
+	Predicted  *state.Footprint `json:"predicted,omitempty"`
+	// Proxy: roofline's front proxy listens on Port and the engine on a
+	// backend port chosen at apply, so that a replacement can overlap the
+	// old instance (create_before_destroy).
+	Proxy bool `json:"proxy,omitempty"`
+	// ClaimBytes is the GPU memory the engine takes on each of its GPUs.
+	ClaimBytes uint64 `json:"claim_bytes"`
+}
+
+// GateSpec is the gate configuration as apply needs it.
+type GateSpec struct {
+	HealthTimeout time.Duration `json:"health_timeout"`
+	SmokeToolcall bool          `json:"smoke_toolcall"`
+	Reasoning     bool          `json:"reasoning"`
+	Bench         *config.Bench `json:"bench,omitempty"`
+}
+
+// Change is one server's planned change.
+type Change struct {
+	Addr   string `json:"address"`
+	Name   string `json:"name"`
+	Action Action `json:"-"`
+	// Reason says why, for people: "max_model_len changed", "process died".
+	Reason string `json:"reason,omitempty"`
+	// ReplacePaths lists the attributes whose change forces a replacement.
+	ReplacePaths []string       `json:"replace_paths,omitempty"`
+	Before       *state.Server  `json:"before,omitempty"`
+	After        *Desired       `json:"after,omitempty"`
+	Downtime     string         `json:"downtime,omitempty"`
+	Fit          *vram.Result   `json:"fit,omitempty"`
+	Measured     *state.Footprint `json:"measured,omitempty"`
+}
+
+// Drift is something that changed outside roofline.
+type Drift struct {
+	Addr    string `json:"address"`
+	Summary string `json:"summary"`
+	Detail  string `json:"detail,omitempty"`
+}
+
+// Mode is the kind of plan.
+type Mode string
+
+// Plan modes.
+const (
+	ModeNormal      Mode = "normal"
+	ModeDestroy     Mode = "destroy"
+	ModeRefreshOnly Mode = "refresh-only"
+)
+
+// Plan is the result of planning.
+type Plan struct {
+	FormatVersion   string    `json:"format_version"`
+	RooflineVersion string    `json:"roofline_version"`
+	CreatedAt       time.Time `json:"created_at"`
+	Mode            Mode      `json:"mode"`
+	ConfigDir       string    `json:"config_dir"`
+	// The state the plan was made from; apply refuses the plan once either
+	// has changed.
+	Lineage     string `json:"lineage"`
+	PriorSerial uint64 `json:"prior_serial"`
+	// Fingerprint of the GPU snapshot the checks used.
+	InventoryFingerprint string `json:"inventory_fingerprint"`
+	InventorySource      string `json:"inventory_source"`
+
+	Changes     []*Change        `json:"-"`
+	Drift       []*Drift         `json:"drift,omitempty"`
+	Diagnostics hcl.Diagnostics  `json:"-"`
+	Targets     []string         `json:"targets,omitempty"`
+	Files       map[string]*hcl.File `json:"-"`
+}
+
+// HasErrors reports whether the plan may not be applied.
+func (p *Plan) HasErrors() bool { return p.Diagnostics.HasErrors() }
+
+// HasChanges reports whether applying would change anything.
+func (p *Plan) HasChanges() bool {
+	for _, c := range p.Changes {
+		if c.Action != NoOp {
+			return true
+		}
+	}
+	return false
+}
+
+// Counts returns how many servers are added, changed and destroyed, as
+// Terraform counts them (a replacement adds one and destroys one).
+func (p *Plan) Counts() (add, change, destroy int) {
+	for _, c := range p.Changes {
+		switch c.Action {
+		case Create:
+			add++
+		case Update:
+			change++
+		case Delete:
+			destroy++
+		case DeleteThenCreate, CreateThenDelete:
+			add++
+			destroy++
+		}
+	}
+	return
+}
+
+// Change returns the change of the named server, or nil.
+func (p *Plan) Change(name string) *Change {
+	for _, c := range p.Changes {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}

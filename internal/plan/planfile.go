@@ -1,0 +1,70 @@
+package plan
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/roofline/roofline/internal/state"
+)
+
+// Save writes a plan file: the JSON plan, readable only by its owner (it
+// holds the rendered environment). A plan with errors cannot be saved.
+func Save(path string, p *Plan) error {
+	if p.HasErrors() {
+		return errors.New("a plan with errors cannot be saved")
+	}
+	b, err := json.MarshalIndent(p.ToJSON(), "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Load reads a plan file written by Save.
+func Load(path string) (*Plan, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var head struct {
+		FormatVersion string `json:"format_version"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, fmt.Errorf("%s is not a roofline plan file: %v", path, err)
+	}
+	if head.FormatVersion != FormatVersion {
+		return nil, fmt.Errorf("%s has plan format %q; this roofline reads %q. Run roofline plan -out again", path, head.FormatVersion, FormatVersion)
+	}
+	var j JSONPlan
+	if err := json.Unmarshal(b, &j); err != nil {
+		return nil, fmt.Errorf("%s is not a roofline plan file: %v", path, err)
+	}
+	return FromJSON(&j), nil
+}
+
+// ErrStale is returned by CheckFresh.
+var ErrStale = errors.New("stale plan")
+
+// CheckFresh refuses a saved plan when the state or the GPUs changed since it
+// was made: applying it would act on a world it did not see.
+func CheckFresh(p *Plan, current *state.File, inventoryFingerprint string) error {
+	if current == nil {
+		current = state.NewFile()
+	}
+	if current.Lineage != p.Lineage && p.Lineage != "" {
+		return fmt.Errorf("%w: the plan was made for state lineage %s, but the state is lineage %s. Run roofline plan again", ErrStale, p.Lineage, current.Lineage)
+	}
+	if current.Serial != p.PriorSerial || (p.Lineage == "" && current.Lineage != "") {
+		return fmt.Errorf("%w: the state changed since the plan was made (serial %d, now %d). Run roofline plan again", ErrStale, p.PriorSerial, current.Serial)
+	}
+	if inventoryFingerprint != "" && p.InventoryFingerprint != "" && inventoryFingerprint != p.InventoryFingerprint {
+		return fmt.Errorf("%w: the GPUs changed since the plan was made (memory in use or processes differ). Run roofline plan again", ErrStale)
+	}
+	return nil
+}

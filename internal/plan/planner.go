@@ -1,0 +1,402 @@
+package plan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/gpu"
+	"github.com/roofline/roofline/internal/model"
+	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/version"
+	"github.com/roofline/roofline/internal/vram"
+)
+
+// EngineResult is what refresh learned about one engine block.
+type EngineResult struct {
+	Installed *engine.Installed
+	Err       error
+}
+
+// ModelResult is what refresh learned about one model folder.
+type ModelResult struct {
+	Info        *model.Info
+	Fingerprint string
+	Err         error
+}
+
+// Observation is what refresh saw of one server in the state.
+type Observation struct {
+	// Alive: the recorded process (pid + start time + boot id) still runs.
+	Alive bool
+	// Detail says what was seen, for drift output ("pid 123 exited").
+	Detail string
+	// Healthy is the quick probe's answer; nil when not probed.
+	Healthy *bool
+	// GPUPids are the pids of the server's process group, to tell its GPU
+	// memory from foreign processes.
+	GPUPids []int
+}
+
+// PortChecker says whether a port is held, and by whom.
+type PortChecker interface {
+	Holder(host string, port int) (held bool, who string)
+}
+
+// Inputs is everything the planner needs; refresh gathers it.
+type Inputs struct {
+	Config      *config.Config
+	Prior       *state.File
+	Snapshot    *gpu.Snapshot
+	SnapshotErr error
+	Engines     map[string]EngineResult
+	Models      map[string]ModelResult
+	Observed    map[string]*Observation
+	Ports       PortChecker
+	// Self is the executable that runs rehearsal engines.
+	Self string
+
+	Mode    Mode
+	Targets []string // server names; empty = all
+	Replace []string // server names to replace even if unchanged
+	Now     time.Time
+}
+
+// Make plans. It never fails: problems are diagnostics in the plan.
+func Make(in *Inputs) *Plan {
+	cfg := in.Config
+	prior := in.Prior
+	if prior == nil {
+		prior = state.NewFile()
+	}
+	p := &Plan{
+		FormatVersion:   FormatVersion,
+		RooflineVersion: version.Version,
+		CreatedAt:       in.Now,
+		Mode:            in.Mode,
+		Lineage:         prior.Lineage,
+		PriorSerial:     prior.Serial,
+		Targets:         in.Targets,
+	}
+	if p.Mode == "" {
+		p.Mode = ModeNormal
+	}
+	if cfg != nil {
+		p.ConfigDir = cfg.Dir
+		p.Files = cfg.Files
+	}
+	if in.Snapshot != nil {
+		p.InventoryFingerprint = in.Snapshot.Fingerprint()
+		p.InventorySource = in.Snapshot.Source
+	}
+	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}}
+	pl.drift()
+	if p.Mode == ModeRefreshOnly {
+		return p
+	}
+	if p.Mode != ModeDestroy {
+		if in.SnapshotErr != nil {
+			p.Diagnostics = append(p.Diagnostics, &hcl.Diagnostic{Severity: hcl.DiagError,
+				Summary: "No GPU inventory", Detail: in.SnapshotErr.Error()})
+		}
+		pl.engineAndModelChecks()
+		for _, name := range cfg.ServerNames() {
+			pl.desire(cfg.Servers[name])
+		}
+	}
+	pl.diff()
+	if p.Mode != ModeDestroy {
+		pl.crossChecks()
+	}
+	sortDiags(p.Diagnostics)
+	return p
+}
+
+type planner struct {
+	in      *Inputs
+	p       *Plan
+	prior   *state.File
+	desired map[string]*Desired
+	fits    map[string]*vram.Result
+}
+
+func (pl *planner) diag(sev hcl.DiagnosticSeverity, rng *hcl.Range, summary, detail string, args ...any) {
+	var subj *hcl.Range
+	if rng != nil {
+		r := *rng
+		subj = &r
+	}
+	pl.p.Diagnostics = append(pl.p.Diagnostics, &hcl.Diagnostic{Severity: sev, Summary: summary, Detail: fmt.Sprintf(detail, args...), Subject: subj})
+}
+
+func ptr(r hcl.Range) *hcl.Range { return &r }
+
+func (pl *planner) targeted(name string) bool {
+	return len(pl.in.Targets) == 0 || slices.Contains(pl.in.Targets, name)
+}
+
+// drift reports what changed outside roofline.
+func (pl *planner) drift() {
+	for _, name := range pl.prior.Names() {
+		s := pl.prior.Servers[name]
+		o := pl.in.Observed[name]
+		if o == nil {
+			continue
+		}
+		switch {
+		case !o.Alive:
+			pl.p.Drift = append(pl.p.Drift, &Drift{Addr: s.Addr(), Summary: "the process is gone", Detail: o.Detail})
+		case o.Healthy != nil && !*o.Healthy:
+			pl.p.Drift = append(pl.p.Drift, &Drift{Addr: s.Addr(), Summary: "running but not healthy", Detail: o.Detail})
+		}
+	}
+}
+
+func (pl *planner) engineAndModelChecks() {
+	cfg := pl.in.Config
+	used := map[string]bool{}
+	usedModels := map[string]bool{}
+	for _, s := range cfg.Servers {
+		if pl.targeted(s.Name) {
+			used[s.Engine] = true
+			usedModels[s.Model] = true
+		}
+	}
+	for _, name := range cfg.EngineNames() {
+		if !used[name] {
+			continue
+		}
+		e := cfg.Engines[name]
+		r := pl.in.Engines[name]
+		if r.Err != nil {
+			pl.diag(hcl.DiagError, ptr(e.DeclRange), "Engine not usable", "Engine %q: %v", e.Name, r.Err)
+			continue
+		}
+		if r.Installed != nil {
+			pl.p.Diagnostics = append(pl.p.Diagnostics, engine.CheckVersion(e, r.Installed)...)
+		}
+	}
+	for _, name := range cfg.ModelNames() {
+		if !usedModels[name] {
+			continue
+		}
+		m := cfg.Models[name]
+		r := pl.in.Models[name]
+		if r.Err != nil {
+			pl.diag(hcl.DiagError, ptr(m.Range("path")), "Model folder not usable", "Model %q: %v", m.Name, r.Err)
+			continue
+		}
+		if r.Info == nil {
+			continue
+		}
+		for _, pr := range r.Info.Problems {
+			sev := hcl.DiagError
+			if pr.Severity == "warning" {
+				sev = hcl.DiagWarning
+			}
+			detail := pr.Detail
+			if pr.File != "" {
+				detail = pr.File + ": " + detail
+			}
+			pl.diag(sev, ptr(m.Range("path")), pr.Summary, "Model %q: %s", m.Name, strings.TrimPrefix(detail, ": "))
+		}
+	}
+}
+
+// desire renders one server and runs its own checks (flags, VRAM).
+func (pl *planner) desire(s *config.Server) {
+	if !pl.targeted(s.Name) {
+		return
+	}
+	cfg := pl.in.Config
+	e, m := cfg.Engines[s.Engine], cfg.Models[s.Model]
+	if e == nil || m == nil {
+		return
+	}
+	er, mr := pl.in.Engines[e.Name], pl.in.Models[m.Name]
+	if er.Installed == nil {
+		return
+	}
+	launch, diags := engine.Render(s, m, e, er.Installed, pl.in.Self)
+	pl.p.Diagnostics = append(pl.p.Diagnostics, diags...)
+	if launch == nil {
+		return
+	}
+	d := &Desired{
+		Name:   s.Name,
+		Engine: state.EngineRef{Name: e.Name, Kind: e.Kind, Version: er.Installed.Version, Identity: engineIdentity(er.Installed)},
+		Model:  state.ModelRef{Name: m.Name, Path: m.Path, ServedName: m.ServedName, Fingerprint: mr.Fingerprint},
+		Argv:   launch.Argv,
+		Env:    launch.Env,
+		GPUs:   slices.Clone(s.GPUs),
+		Host:   s.Host,
+		Port:   s.Port,
+		Driver: state.DriverProcess,
+		Image:  e.Image,
+		Gate: &GateSpec{HealthTimeout: s.Gate.HealthTimeout, SmokeToolcall: s.Gate.SmokeToolcall,
+			Reasoning: s.ReasoningParser != "", Bench: s.Gate.Bench},
+	}
+	if e.Image != "" {
+		d.Driver = state.DriverDocker
+	}
+	prefix := len(engine.Command(e, pl.in.Self))
+	d.CommandLen = prefix
+	d.Proxy = s.Lifecycle.CreateBeforeDestroy
+	d.ConfigHash = hashOf(struct {
+		Args     []string
+		Env      map[string]string
+		GPUs     []int
+		Host     string
+		Port     int
+		Engine   state.EngineRef
+		Model    state.ModelRef
+		Driver   string
+		Image    string
+		Proxy    bool
+	}{launch.Argv[min(prefix, len(launch.Argv)):], launch.Env, d.GPUs, d.Host, d.Port, d.Engine, d.Model, d.Driver, d.Image, d.Proxy})
+	d.GateHash = hashOf(d.Gate)
+	pl.desired[s.Name] = d
+
+	if mr.Info != nil && pl.in.Snapshot != nil {
+		pl.fit(s, e, mr.Info, d, er.Installed)
+	}
+}
+
+func engineIdentity(inst *engine.Installed) string {
+	return hashOf(inst.Identity)
+}
+
+func hashOf(v any) string {
+	b, _ := json.Marshal(v)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// diff compares desired servers with the state.
+func (pl *planner) diff() {
+	names := map[string]bool{}
+	for n := range pl.desired {
+		names[n] = true
+	}
+	for n := range pl.prior.Servers {
+		if pl.targeted(n) {
+			names[n] = true
+		}
+	}
+	if pl.p.Mode != ModeDestroy {
+		// Servers that failed to render still exist in the config: never plan
+		// their deletion because of an unrelated error.
+		for n := range pl.in.Config.Servers {
+			if pl.desired[n] == nil {
+				delete(names, n)
+			}
+		}
+	}
+	sorted := slices.Sorted(maps.Keys(names))
+	for _, name := range sorted {
+		before := pl.prior.Servers[name]
+		after := pl.desired[name]
+		if pl.p.Mode == ModeDestroy {
+			after = nil
+		}
+		c := &Change{Addr: "server." + name, Name: name, Before: before, After: after, Fit: pl.fits[name]}
+		if before != nil {
+			c.Measured = before.Footprint
+		}
+		obs := pl.in.Observed[name]
+		gone := before != nil && obs != nil && !obs.Alive
+		switch {
+		case before == nil && after != nil:
+			c.Action = Create
+		case before != nil && after == nil:
+			c.Action = Delete
+			if gone {
+				c.Reason = "the process is already gone; roofline forgets it"
+			} else if pl.p.Mode == ModeDestroy {
+				c.Reason = "destroy"
+			} else {
+				c.Reason = "no longer in the configuration"
+			}
+		case gone:
+			c.Action = Create
+			c.Reason = "the process is gone (" + obs.Detail + "); roofline starts it again"
+		case before.ConfigHash != after.ConfigHash || slices.Contains(pl.in.Replace, name) || before.Status == state.StatusFailed:
+			c.ReplacePaths = replacePaths(before, after)
+			switch {
+			case slices.Contains(pl.in.Replace, name) && len(c.ReplacePaths) == 0:
+				c.Reason = "replacement requested with -replace"
+			case before.Status == state.StatusFailed && len(c.ReplacePaths) == 0:
+				c.Reason = "the last start failed its gates"
+			default:
+				c.Reason = strings.Join(c.ReplacePaths, ", ") + " changed"
+			}
+			c.Action = DeleteThenCreate
+			if cs := pl.in.Config.Servers[name]; cs != nil && cs.Lifecycle.CreateBeforeDestroy {
+				c.Action = CreateThenDelete
+			}
+		case before.GateHash != after.GateHash:
+			c.Action = Update
+			c.Reason = "gate settings changed; no restart"
+		default:
+			c.Action = NoOp
+		}
+		pl.p.Changes = append(pl.p.Changes, c)
+	}
+}
+
+// replacePaths names what differs between the running server and the
+// desired one, in the words of the configuration.
+func replacePaths(before *state.Server, after *Desired) []string {
+	var out []string
+	if before.Engine.Version != after.Engine.Version || before.Engine.Name != after.Engine.Name {
+		out = append(out, "engine")
+	} else if before.Engine.Identity != after.Engine.Identity {
+		out = append(out, "engine install")
+	}
+	if before.Model.Path != after.Model.Path || before.Model.Name != after.Model.Name {
+		out = append(out, "model")
+	} else if before.Model.Fingerprint != after.Model.Fingerprint {
+		out = append(out, "model files")
+	}
+	if !slices.Equal(before.GPUs, after.GPUs) {
+		out = append(out, "gpus")
+	}
+	if before.Port != after.Port {
+		out = append(out, "port")
+	}
+	if before.Host != after.Host {
+		out = append(out, "host")
+	}
+	if !state.EnvEqual(before.Env, after.Env) {
+		out = append(out, "env")
+	}
+	for _, f := range ArgvDiffFlags(before.Argv, after.Argv) {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// sortDiags orders diagnostics by file and position.
+func sortDiags(diags hcl.Diagnostics) {
+	sort.SliceStable(diags, func(i, j int) bool {
+		a, b := diags[i].Subject, diags[j].Subject
+		switch {
+		case a == nil || b == nil:
+			return a != nil && b == nil
+		case a.Filename != b.Filename:
+			return a.Filename < b.Filename
+		default:
+			return a.Start.Byte < b.Start.Byte
+		}
+	})
+}

@@ -1,0 +1,146 @@
+package plan
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/gpu"
+	"github.com/roofline/roofline/internal/model"
+	"github.com/roofline/roofline/internal/state"
+)
+
+// EngineProber finds out what an engine block's install is.
+type EngineProber interface {
+	Probe(ctx context.Context, e *config.Engine) (*engine.Installed, error)
+}
+
+// Observer looks at one server of the state: is its process still ours.
+type Observer interface {
+	Observe(ctx context.Context, s *state.Server) *Observation
+}
+
+// Refresher gathers the live facts a plan needs. The CLI builds it with the
+// real NVML, engine probes and process driver; tests pass fakes.
+type Refresher struct {
+	Inventory gpu.Inventory
+	Engines   EngineProber
+	Observer  Observer
+	Ports     PortChecker
+	Self      string
+	// Inspect reads a model folder; nil means model.Inspect.
+	Inspect func(dir string) (*model.Info, error)
+}
+
+// Refresh probes engines and models (in parallel), observes every server of
+// the state and takes a GPU snapshot.
+func (r *Refresher) Refresh(ctx context.Context, cfg *config.Config, prior *state.File) *Inputs {
+	in := &Inputs{
+		Config:   cfg,
+		Prior:    prior,
+		Engines:  map[string]EngineResult{},
+		Models:   map[string]ModelResult{},
+		Observed: map[string]*Observation{},
+		Ports:    r.Ports,
+		Self:     r.Self,
+		Now:      time.Now(),
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	if r.Inventory != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			snap, err := r.Inventory.Snapshot(ctx)
+			mu.Lock()
+			in.Snapshot, in.SnapshotErr = snap, err
+			mu.Unlock()
+		}()
+	}
+	if cfg != nil {
+		for _, name := range cfg.EngineNames() {
+			e := cfg.Engines[name]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var res EngineResult
+				if r.Engines == nil {
+					res.Err = fmt.Errorf("no engine prober")
+				} else {
+					res.Installed, res.Err = r.Engines.Probe(ctx, e)
+				}
+				mu.Lock()
+				in.Engines[e.Name] = res
+				mu.Unlock()
+			}()
+		}
+		inspect := r.Inspect
+		if inspect == nil {
+			inspect = model.Inspect
+		}
+		for _, name := range cfg.ModelNames() {
+			m := cfg.Models[name]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var res ModelResult
+				res.Info, res.Err = inspect(m.Path)
+				if res.Err == nil {
+					res.Fingerprint, res.Err = ModelFingerprint(m.Path)
+				}
+				mu.Lock()
+				in.Models[m.Name] = res
+				mu.Unlock()
+			}()
+		}
+	}
+	if prior != nil && r.Observer != nil {
+		for _, name := range prior.Names() {
+			s := prior.Servers[name]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				o := r.Observer.Observe(ctx, s)
+				mu.Lock()
+				in.Observed[s.Name] = o
+				mu.Unlock()
+			}()
+		}
+	}
+	wg.Wait()
+	return in
+}
+
+// ModelFingerprint is a cheap identity of a model folder: the names, sizes
+// and modification times of its files (no contents are read). A re-copied
+// or edited model changes it.
+func ModelFingerprint(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if !e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		info, err := os.Stat(filepath.Join(dir, n))
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00%d\n", n, info.Size(), info.ModTime().UnixNano())
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12]), nil
+}

@@ -1,0 +1,368 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/roofline/roofline/internal/diagfmt"
+	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/textdiff"
+	"github.com/roofline/roofline/internal/vram"
+)
+
+// JSONPlan is plan -json and the plan file: the machine-readable form. The
+// human form is rendered from it, so the two cannot disagree.
+type JSONPlan struct {
+	FormatVersion        string          `json:"format_version"`
+	RooflineVersion      string          `json:"roofline_version"`
+	CreatedAt            string          `json:"created_at"`
+	Mode                 Mode            `json:"mode"`
+	ConfigDir            string          `json:"config_dir"`
+	Lineage              string          `json:"lineage"`
+	PriorSerial          uint64          `json:"prior_serial"`
+	InventoryFingerprint string          `json:"inventory_fingerprint"`
+	InventorySource      string          `json:"inventory_source,omitempty"`
+	Targets              []string        `json:"targets,omitempty"`
+	ResourceChanges      []JSONChange    `json:"resource_changes"`
+	ResourceDrift        []*Drift        `json:"resource_drift"`
+	Diagnostics          []diagfmt.Diag  `json:"diagnostics"`
+	Applyable            bool            `json:"applyable"`
+	Errored              bool            `json:"errored"`
+	Summary              map[string]int  `json:"summary"`
+}
+
+// JSONChange is one server's change.
+type JSONChange struct {
+	Address      string           `json:"address"`
+	Type         string           `json:"type"`
+	Name         string           `json:"name"`
+	Actions      []string         `json:"actions"`
+	Reason       string           `json:"reason,omitempty"`
+	ReplacePaths []string         `json:"replace_paths,omitempty"`
+	Downtime     string           `json:"downtime,omitempty"`
+	Before       *state.Server    `json:"before"`
+	After        *Desired         `json:"after"`
+	VRAM         *vram.Result     `json:"vram,omitempty"`
+	Measured     *state.Footprint `json:"measured,omitempty"`
+}
+
+// ToJSON converts the plan.
+func (p *Plan) ToJSON() *JSONPlan {
+	add, change, destroy := p.Counts()
+	j := &JSONPlan{
+		FormatVersion:        p.FormatVersion,
+		RooflineVersion:      p.RooflineVersion,
+		CreatedAt:            p.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"),
+		Mode:                 p.Mode,
+		ConfigDir:            p.ConfigDir,
+		Lineage:              p.Lineage,
+		PriorSerial:          p.PriorSerial,
+		InventoryFingerprint: p.InventoryFingerprint,
+		InventorySource:      p.InventorySource,
+		Targets:              p.Targets,
+		ResourceChanges:      []JSONChange{},
+		ResourceDrift:        p.Drift,
+		Diagnostics:          diagfmt.JSON(p.Files, p.Diagnostics),
+		Applyable:            !p.HasErrors() && (p.HasChanges() || p.Mode == ModeRefreshOnly && len(p.Drift) > 0),
+		Errored:              p.HasErrors(),
+		Summary:              map[string]int{"add": add, "change": change, "destroy": destroy},
+	}
+	if j.ResourceDrift == nil {
+		j.ResourceDrift = []*Drift{}
+	}
+	for _, c := range p.Changes {
+		j.ResourceChanges = append(j.ResourceChanges, JSONChange{
+			Address: c.Addr, Type: "server", Name: c.Name, Actions: c.Action.JSON(), Reason: c.Reason,
+			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, VRAM: c.Fit, Measured: c.Measured,
+		})
+	}
+	return j
+}
+
+// FromJSON rebuilds a plan from its JSON form (a saved plan file). The
+// diagnostics are not restored: a plan with errors is never saved.
+func FromJSON(j *JSONPlan) *Plan {
+	p := &Plan{
+		FormatVersion:        j.FormatVersion,
+		RooflineVersion:      j.RooflineVersion,
+		Mode:                 j.Mode,
+		ConfigDir:            j.ConfigDir,
+		Lineage:              j.Lineage,
+		PriorSerial:          j.PriorSerial,
+		InventoryFingerprint: j.InventoryFingerprint,
+		InventorySource:      j.InventorySource,
+		Targets:              j.Targets,
+		Drift:                j.ResourceDrift,
+	}
+	for _, c := range j.ResourceChanges {
+		p.Changes = append(p.Changes, &Change{Addr: c.Address, Name: c.Name, Action: ActionFromJSON(c.Actions), Reason: c.Reason,
+			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, Fit: c.VRAM, Measured: c.Measured})
+	}
+	return p
+}
+
+// Colorizer turns [green]-style markup into terminal codes, or strips it.
+type Colorizer func(string) string
+
+// RenderHuman writes the plan as Terraform does: drift first, then each
+// change with its reason and a flag-by-flag argv diff, then the summary.
+func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
+	c := color
+	if len(j.ResourceDrift) > 0 {
+		fmt.Fprint(w, c("\n[bold][cyan]Note:[reset][bold] Objects have changed outside of roofline[reset]\n\n"))
+		fmt.Fprintln(w, "roofline detected the following changes made outside of roofline since the last \"roofline apply\":")
+		for _, d := range j.ResourceDrift {
+			fmt.Fprintf(w, "\n  # %s: %s\n", d.Address, d.Summary)
+			if d.Detail != "" {
+				fmt.Fprintf(w, "    %s\n", d.Detail)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	if j.Mode == ModeRefreshOnly {
+		if len(j.ResourceDrift) == 0 {
+			fmt.Fprint(w, c("\n[green][bold]No changes.[reset][bold] Your servers still match the state.[reset]\n"))
+		} else {
+			fmt.Fprintln(w, "This is a refresh-only plan: applying it records these changes in the state; it starts and stops nothing.")
+		}
+		return
+	}
+	changed := 0
+	for _, ch := range j.ResourceChanges {
+		if ActionFromJSON(ch.Actions) != NoOp {
+			changed++
+		}
+	}
+	if changed == 0 {
+		fmt.Fprint(w, c("\n[green][bold]No changes.[reset][bold] Your servers match the configuration.[reset]\n\n"))
+		fmt.Fprintln(w, "roofline found no differences, so no changes are needed.")
+		renderVRAM(w, j, c)
+		return
+	}
+	fmt.Fprintln(w, "\nroofline used the selected engines and GPUs to generate the following execution plan.")
+	fmt.Fprintln(w, "Actions are indicated with the following symbols:")
+	seen := map[Action]bool{}
+	for _, ch := range j.ResourceChanges {
+		seen[ActionFromJSON(ch.Actions)] = true
+	}
+	for _, a := range []struct {
+		act  Action
+		text string
+	}{{Create, "[green]+[reset] create"}, {Update, "[yellow]~[reset] update in-place"}, {Delete, "[red]-[reset] destroy"},
+		{DeleteThenCreate, "[red]-[reset]/[green]+[reset] destroy and then create replacement (downtime)"},
+		{CreateThenDelete, "[green]+[reset]/[red]-[reset] create replacement and then destroy (no downtime)"}} {
+		if seen[a.act] {
+			fmt.Fprintf(w, "  %s\n", c(a.text))
+		}
+	}
+	fmt.Fprintln(w, "\nroofline will perform the following actions:")
+	for _, ch := range j.ResourceChanges {
+		act := ActionFromJSON(ch.Actions)
+		if act == NoOp {
+			continue
+		}
+		renderChange(w, ch, act, c)
+	}
+	renderVRAM(w, j, c)
+	fmt.Fprintf(w, "\n%s %d to add, %d to change, %d to destroy.\n", c("[bold]Plan:[reset]"), j.Summary["add"], j.Summary["change"], j.Summary["destroy"])
+}
+
+func actionColor(a Action) string {
+	switch a {
+	case Create:
+		return "[green]"
+	case Update:
+		return "[yellow]"
+	case Delete:
+		return "[red]"
+	}
+	return "[magenta]"
+}
+
+func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
+	var what string
+	switch act {
+	case Create:
+		what = "will be created"
+	case Update:
+		what = "will be updated in-place"
+	case Delete:
+		what = "will be destroyed"
+	case DeleteThenCreate:
+		what = "must be replaced (destroy, then create)"
+	case CreateThenDelete:
+		what = "must be replaced (create the new one beside the old, then destroy the old)"
+	}
+	fmt.Fprintf(w, "\n  %s\n", c(fmt.Sprintf("[bold]# %s[reset] %s", ch.Address, what)))
+	if ch.Reason != "" {
+		fmt.Fprintf(w, "  # (%s)\n", ch.Reason)
+	}
+	sym := act.Symbol()
+	fmt.Fprintf(w, "%s server %q {\n", c(fmt.Sprintf("%s%*s[reset]", actionColor(act), 3, sym)), ch.Name)
+	attr := func(mark, name, val string) {
+		color := ""
+		switch mark {
+		case "+":
+			color = "[green]"
+		case "-":
+			color = "[red]"
+		case "~":
+			color = "[yellow]"
+		}
+		if mark == "" {
+			mark = " "
+		}
+		fmt.Fprintf(w, "      %s %-8s = %s\n", c(color+mark+"[reset]"), name, val)
+	}
+	b, a := ch.Before, ch.After
+	switch {
+	case a != nil && b == nil:
+		attr("+", "engine", fmt.Sprintf("%q (%s %s)", a.Engine.Name, a.Engine.Kind, a.Engine.Version))
+		attr("+", "model", fmt.Sprintf("%q (served as %q)", a.Model.Path, a.Model.ServedName))
+		attr("+", "gpus", fmt.Sprint(a.GPUs))
+		attr("+", "port", portText(a))
+		fmt.Fprintf(w, "      %s argv     = [\n", c("[green]+[reset]"))
+		for _, l := range ArgvLines(argsOnly(a.Argv, a)) {
+			fmt.Fprintf(w, "          %s %q,\n", c("[green]+[reset]"), l)
+		}
+		fmt.Fprintln(w, "        ]")
+	case a == nil && b != nil:
+		attr("-", "engine", fmt.Sprintf("%q (%s %s)", b.Engine.Name, b.Engine.Kind, b.Engine.Version))
+		attr("-", "model", fmt.Sprintf("%q", b.Model.Path))
+		attr("-", "gpus", fmt.Sprint(b.GPUs))
+		attr("-", "port", fmt.Sprint(b.Port))
+		if b.PID != 0 {
+			attr("-", "pid", fmt.Sprint(b.PID))
+		}
+	default:
+		diffAttr := func(name, before, after string) {
+			if before == after {
+				attr("", name, after)
+			} else {
+				attr("~", name, before+" -> "+after)
+			}
+		}
+		diffAttr("engine", fmt.Sprintf("%q (%s %s)", b.Engine.Name, b.Engine.Kind, b.Engine.Version), fmt.Sprintf("%q (%s %s)", a.Engine.Name, a.Engine.Kind, a.Engine.Version))
+		diffAttr("model", fmt.Sprintf("%q", b.Model.Path), fmt.Sprintf("%q", a.Model.Path))
+		diffAttr("gpus", fmt.Sprint(b.GPUs), fmt.Sprint(a.GPUs))
+		diffAttr("port", fmt.Sprint(b.Port), portText(a))
+		ops := textdiff.Lines(ArgvLines(argsOnlyState(b)), ArgvLines(argsOnly(a.Argv, a)))
+		changedArgv := false
+		for _, op := range ops {
+			if op.Kind != ' ' {
+				changedArgv = true
+			}
+		}
+		if changedArgv {
+			fmt.Fprintf(w, "      %s argv     = [\n", c("[yellow]~[reset]"))
+			for _, op := range ops {
+				switch op.Kind {
+				case '-':
+					fmt.Fprintf(w, "          %s %q,\n", c("[red]-[reset]"), op.Text)
+				case '+':
+					fmt.Fprintf(w, "          %s %q,\n", c("[green]+[reset]"), op.Text)
+				default:
+					fmt.Fprintf(w, "            %q,\n", op.Text)
+				}
+			}
+			fmt.Fprintln(w, "        ]")
+		}
+		if envChanged(b, a) {
+			attr("~", "env", "(changed)")
+		}
+		if act == Update {
+			attr("~", "gate", "(settings changed; applied without a restart)")
+		}
+	}
+	fmt.Fprintln(w, "    }")
+	if ch.Downtime != "" && act == DeleteThenCreate {
+		fmt.Fprintf(w, "    %s %s\n", c("[yellow][bold]Downtime:[reset]"), ch.Downtime)
+	}
+}
+
+func envChanged(b *state.Server, a *Desired) bool { return !state.EnvEqual(b.Env, a.Env) }
+
+func portText(a *Desired) string {
+	if a.Proxy {
+		return fmt.Sprintf("%d (through roofline's proxy; the engine's own port is known after apply)", a.Port)
+	}
+	return fmt.Sprint(a.Port)
+}
+
+// argsOnly strips the engine's command prefix (which holds install paths that
+// say nothing about the server) from an argv.
+func argsOnly(argv []string, a *Desired) []string {
+	return argv[min(a.CommandLen, len(argv)):]
+}
+
+func argsOnlyState(b *state.Server) []string {
+	argv := b.Argv[min(b.CommandLen, len(b.Argv)):]
+	if b.BackendPort != 0 {
+		// The engine listens on its backend port behind the proxy; compare
+		// with the public port the configuration names.
+		out := make([]string, len(argv))
+		copy(out, argv)
+		for i := 0; i+1 < len(out); i++ {
+			if out[i] == "--port" && out[i+1] == fmt.Sprint(b.BackendPort) {
+				out[i+1] = fmt.Sprint(b.Port)
+			}
+		}
+		return out
+	}
+	return argv
+}
+
+func renderVRAM(w io.Writer, j *JSONPlan, c Colorizer) {
+	var rows []JSONChange
+	for _, ch := range j.ResourceChanges {
+		if ch.VRAM != nil {
+			rows = append(rows, ch)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	sort.Slice(rows, func(a, b int) bool { return rows[a].Name < rows[b].Name })
+	fmt.Fprint(w, c("\n[bold]VRAM[reset] (the engine's own rules, per GPU rank):\n"))
+	for _, ch := range rows {
+		v := ch.VRAM
+		verdict := c("[green]fits[reset]")
+		if !v.Fits {
+			verdict = c("[red]does not fit[reset]")
+		}
+		fmt.Fprintf(w, "\n  server.%s: %s; KV cache %d tokens (%s per token), %.2f× max_model_len\n", ch.Name, verdict, v.KVTokens, byteText(v.KVBytesPerToken), v.MaxConcurrency)
+		fmt.Fprint(w, FitTable(v))
+		if m := ch.Measured; m != nil && m.KVTokens > 0 {
+			fmt.Fprintf(w, "      measured at the last start: weights %.2f GiB, KV %.2f GiB, %d tokens\n", m.WeightsGiB, m.KVCacheGiB, m.KVTokens)
+		}
+	}
+}
+
+func byteText(b uint64) string {
+	switch {
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}
+
+// WriteJSON writes the plan as indented JSON.
+func WriteJSON(w io.Writer, j *JSONPlan) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(j)
+}
+
+// ReasonLine is a one-line summary of a change for apply's progress output.
+func ReasonLine(c *Change) string {
+	s := strings.TrimSpace(c.Action.Symbol()) + " " + c.Addr
+	if c.Reason != "" {
+		s += " (" + c.Reason + ")"
+	}
+	return s
+}
