@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/engine/logdiag"
+	"github.com/roofline/roofline/internal/suggest"
+)
+
+func init() {
+	register(&Command{
+		Name:     "diagnose",
+		Synopsis: "Name the cause of a failed start from its log",
+		Usage: `Usage: roofline diagnose [-json] SERVER
+       roofline diagnose [-json] -file LOG
+
+  Reads the end of an engine's log (vLLM V0 or V1, SGLang; plain,
+  multiprocess-prefixed or docker-compose-prefixed) and names the cause of a
+  failed start: the class, the evidence lines with their line numbers, and
+  the action to take. It says "unknown" rather than guess.
+
+  SERVER reads the log apply wrote for that server,
+  <state_dir>/logs/SERVER.log, from the configuration in this directory.
+
+  Classes: oom_weights, kv_too_small, no_kv_memory, free_mem_below_util,
+  port_in_use, missing_files, unsupported_arch, driver_mismatch, nccl_error,
+  bad_flag, oom_cudagraph, sglang_mem_fraction, unknown.
+
+  Exits 0 when a diagnosis was made (unknown included), 1 when the log
+  cannot be read.
+
+Options:
+  -file LOG   Read this log file ("-" reads standard input).
+  -json       Print one JSON object: class, title, summary, cause, action,
+              evidence (an array of {line, text}) and file.
+`,
+		Run: runDiagnose,
+	})
+}
+
+func runDiagnose(m *Meta, args []string) int {
+	fset := newFlags("diagnose")
+	file := fset.String("file", "", "")
+	jsonOut := fset.Bool("json", false, "")
+	if !parseFlags(m, fset, args) {
+		return ExitError
+	}
+	switch {
+	case *file != "" && fset.NArg() > 0:
+		return usageError(m, "diagnose", "give either SERVER or -file LOG, not both")
+	case fset.NArg() > 1:
+		return usageError(m, "diagnose", "unexpected argument "+fset.Arg(1))
+	case *file == "" && fset.NArg() == 0:
+		return usageError(m, "diagnose", "name a SERVER, or give a log with -file LOG")
+	}
+	path := *file
+	if path == "" {
+		name := fset.Arg(0)
+		if !validServerName(name) {
+			fmt.Fprintf(m.Err, "Error: %q is not a server name.\n\nGive the name of a server block (server \"NAME\"), or a log file with -file LOG.\n", name)
+			return ExitError
+		}
+		cfg, ok := loadConfig(m)
+		if !ok {
+			fmt.Fprintf(m.Err, "\nroofline diagnose %s reads the configuration to find the state directory: run it where the .hcl files are (or with -chdir=DIR), or give the log with -file LOG.\n", name)
+			return ExitError
+		}
+		if path, ok = serverLogPath(m, cfg, name); !ok {
+			return ExitError
+		}
+	}
+	d, err := diagnoseLog(m, path)
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return ExitError
+	}
+	if *jsonOut {
+		printDiagnosisJSON(m.Out, d, path)
+	} else {
+		printDiagnosis(m, d, path)
+	}
+	return ExitOK
+}
+
+var reServerName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// validServerName accepts HCL block labels that are identifiers, so a name
+// can never leave the logs directory.
+func validServerName(s string) bool { return reServerName.MatchString(s) }
+
+// serverLogPath returns the log apply writes for server name, or prints why
+// there is none.
+func serverLogPath(m *Meta, cfg *config.Config, name string) (string, bool) {
+	path := filepath.Join(stateDir(cfg), "logs", name+".log")
+	if _, err := os.Stat(path); err == nil {
+		return path, true
+	}
+	if _, known := cfg.Servers[name]; !known {
+		names := make([]string, 0, len(cfg.Servers))
+		for n := range cfg.Servers {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		list := "none"
+		if len(names) > 0 {
+			list = strings.Join(names, ", ")
+		}
+		fmt.Fprintf(m.Err, "Error: no server %q in the configuration, and no log for it at %s.%s\n\nServers: %s. Or give a log with -file LOG.\n",
+			name, path, suggest.DidYouMean(name, names), list)
+		return "", false
+	}
+	fmt.Fprintf(m.Err, "Error: no log for server %q at %s.\n\nroofline writes it when apply starts the server: run \"roofline apply\" first, or give the engine's log with -file LOG.\n", name, path)
+	return "", false
+}
+
+// diagnoseLog classifies the log at path ("-" is standard input), reading
+// only its tail into memory.
+func diagnoseLog(m *Meta, path string) (logdiag.Diagnosis, error) {
+	var r io.Reader
+	if path == "-" {
+		if m.In == nil {
+			return logdiag.Diagnosis{}, errors.New("no standard input to read the log from")
+		}
+		r = m.In
+	} else {
+		f, err := os.Open(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return logdiag.Diagnosis{}, fmt.Errorf("no log file at %s.\n\nCheck the path; apply writes each server's log to <state_dir>/logs/SERVER.log.", path)
+		}
+		if err != nil {
+			return logdiag.Diagnosis{}, fmt.Errorf("cannot read the log: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	d, err := logdiag.ClassifyReader(r)
+	if err != nil {
+		return d, fmt.Errorf("cannot read the log %s: %w", path, err)
+	}
+	return d, nil
+}
+
+type diagnosisJSON struct {
+	Class    string         `json:"class"`
+	Title    string         `json:"title"`
+	Summary  string         `json:"summary"`
+	Cause    string         `json:"cause"`
+	Action   string         `json:"action"`
+	Evidence []evidenceJSON `json:"evidence"`
+	File     string         `json:"file"`
+}
+
+type evidenceJSON struct {
+	Line int    `json:"line"`
+	Text string `json:"text"`
+}
+
+func printDiagnosisJSON(w io.Writer, d logdiag.Diagnosis, path string) {
+	out := diagnosisJSON{Class: d.Class, Title: d.Title, Summary: d.Summary, Cause: d.Cause, Action: d.Action,
+		Evidence: []evidenceJSON{}, File: path}
+	for i, text := range d.Evidence {
+		out.Evidence = append(out.Evidence, evidenceJSON{Line: d.EvidenceLines[i], Text: text})
+	}
+	b, _ := json.MarshalIndent(out, "", "  ")
+	fmt.Fprintln(w, string(b))
+}
+
+func printDiagnosis(m *Meta, d logdiag.Diagnosis, path string) {
+	bold := func(s string) string {
+		if m.Color {
+			return "\x1b[1m" + s + "\x1b[0m"
+		}
+		return s
+	}
+	w := m.Out
+	fmt.Fprintf(w, "%s %s (%s)\n\n", bold("Diagnosis:"), bold(d.Class), d.Title)
+	fmt.Fprintf(w, "  %s\n\n", d.Summary)
+	fmt.Fprintf(w, "%s  %s\n\n", bold("Cause:"), d.Cause)
+	if path == "-" {
+		path = "standard input"
+	}
+	if len(d.Evidence) == 0 {
+		fmt.Fprintf(w, "%s none: no error lines near the end of %s.\n\n", bold("Evidence:"), path)
+	} else {
+		fmt.Fprintf(w, "%s %s\n", bold("Evidence"), "("+path+"):")
+		width := len(strconv.Itoa(d.EvidenceLines[len(d.EvidenceLines)-1]))
+		for i, text := range d.Evidence {
+			fmt.Fprintf(w, "  %*d | %s\n", width, d.EvidenceLines[i], text)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "%s %s\n", bold("Action:"), d.Action)
+}

@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/roofline/roofline/internal/config"
+)
+
+// Excerpts are inline (not read from another package's testdata) so the
+// tests do not depend on the working directory.
+const diagKVTooSmallLog = `(APIServer pid=4100) INFO 02-20 09:14:02 [api_server.py:1885] vLLM API server version 0.16.0
+(EngineCore_DP0 pid=4242) INFO 02-20 09:14:41 [gpu_model_runner.py:2653] Model loading took 15.2683 GiB memory and 6.012345 seconds
+(EngineCore_DP0 pid=4242) INFO 02-20 09:14:58 [gpu_worker.py:298] Available KV cache memory: 5.59 GiB
+(EngineCore_DP0 pid=4242) ERROR 02-20 09:14:58 [core.py:708] EngineCore failed to start.
+(EngineCore_DP0 pid=4242) ERROR 02-20 09:14:58 [core.py:708] ValueError: To serve at least one request with the models's max seq len (221000), (10.12 GiB KV cache is needed, which is larger than the available KV cache memory (5.59 GiB). Based on the available memory, the estimated maximum model length is 122080. Try increasing ` + "`gpu_memory_utilization`" + ` or decreasing ` + "`max_model_len`" + ` when initializing the engine.
+(APIServer pid=4100) RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}
+`
+
+const diagPortLog = `[2025-12-11 10:00:00] server_args=ServerArgs(model_path='/models/Qwen3-8B', tp_size=1, port=30000)
+[2025-12-11 10:00:30] ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use
+`
+
+func runDiagnoseCLI(t *testing.T, in string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(args, Streams{In: strings.NewReader(in), Out: &out, Err: &errb})
+	return code, out.String(), errb.String()
+}
+
+func writeDiagnoseLog(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDiagnoseFileHuman(t *testing.T) {
+	p := writeDiagnoseLog(t, t.TempDir(), "server.log", diagKVTooSmallLog)
+	code, out, errs := runDiagnoseCLI(t, "", "diagnose", "-file", p)
+	if code != ExitOK || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	for _, want := range []string{
+		"Diagnosis: kv_too_small (KV cache too small for max_model_len)",
+		"max_model_len 221000: it needs 10.12 GiB, 5.59 GiB is available; the engine estimates max_model_len 122080 fits.",
+		"Cause:  After the weights",
+		"Evidence (" + p + "):",
+		"  3 | (EngineCore_DP0 pid=4242) INFO 02-20 09:14:58 [gpu_worker.py:298] Available KV cache memory: 5.59 GiB",
+		"  5 | (EngineCore_DP0 pid=4242) ERROR 02-20 09:14:58 [core.py:708] ValueError: To serve at least one request",
+		"Action: Lower max_model_len",
+		"`roofline vram",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Error("colour codes without a terminal")
+	}
+}
+
+func TestDiagnoseJSON(t *testing.T) {
+	p := writeDiagnoseLog(t, t.TempDir(), "server.log", diagPortLog)
+	for _, flag := range []string{"-json", "--json"} {
+		code, out, errs := runDiagnoseCLI(t, "", "diagnose", flag, "-file", p)
+		if code != ExitOK || errs != "" {
+			t.Fatalf("%s: exit %d, stderr %q", flag, code, errs)
+		}
+		var got struct {
+			Class, Title, Summary, Cause, Action, File string
+			Evidence                                   []struct {
+				Line int
+				Text string
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%s: %v\n%s", flag, err, out)
+		}
+		if got.Class != "port_in_use" || got.Summary != "Port 30000 (0.0.0.0) is already in use." || got.File != p ||
+			got.Cause == "" || got.Action == "" || got.Title == "" {
+			t.Errorf("%s: %+v", flag, got)
+		}
+		if len(got.Evidence) != 1 || got.Evidence[0].Line != 2 || !strings.HasPrefix(got.Evidence[0].Text, "[2025-12-11 10:00:30] ERROR:    [Errno 98]") {
+			t.Errorf("%s: evidence %+v", flag, got.Evidence)
+		}
+		// The JSON keys are part of the interface.
+		for _, key := range []string{`"class":`, `"summary":`, `"cause":`, `"action":`, `"evidence":`, `"line":`, `"text":`} {
+			if !strings.Contains(out, key) {
+				t.Errorf("%s: JSON lacks %s", flag, key)
+			}
+		}
+	}
+}
+
+func TestDiagnoseUnknownAndStdin(t *testing.T) {
+	code, out, _ := runDiagnoseCLI(t, "some program output\nAttributeError: 'NoneType' object has no attribute 'shape'\n", "diagnose", "-json", "-file", "-")
+	if code != ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	var got struct {
+		Class    string
+		Evidence []struct{ Line int }
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Class != "unknown" || len(got.Evidence) != 1 || got.Evidence[0].Line != 2 {
+		t.Errorf("got %+v", got)
+	}
+	// No error at all: still a diagnosis, with an empty evidence array.
+	code, out, _ = runDiagnoseCLI(t, "INFO:     Application startup complete.\n", "diagnose", "-json", "-file", "-")
+	if code != ExitOK || !strings.Contains(out, `"evidence": []`) {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = runDiagnoseCLI(t, "", "diagnose", "-file", "-")
+	if code != ExitOK || !strings.Contains(out, "Evidence: none") || !strings.Contains(out, "The log is empty.") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestDiagnoseErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.log")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"diagnose"}, "name a SERVER, or give a log with -file LOG"},
+		{[]string{"diagnose", "-file", missing}, "no log file at " + missing},
+		{[]string{"diagnose", "-file", missing, "qwen3"}, "give either SERVER or -file LOG, not both"},
+		{[]string{"diagnose", "a", "b"}, "unexpected argument b"},
+		{[]string{"diagnose", "../../etc/passwd"}, "is not a server name"},
+		{[]string{"diagnose", "-fiel", "x"}, `unknown flag -fiel. Did you mean "file"?`},
+		{[]string{"diagnose", "-file", t.TempDir()}, "cannot read the log"},
+	}
+	for _, tt := range tests {
+		code, out, errs := runDiagnoseCLI(t, "", tt.args...)
+		if code != ExitError || out != "" || !strings.Contains(errs, tt.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and %q", tt.args, code, out, errs, tt.want)
+		}
+	}
+}
+
+// TestDiagnoseServerLog: SERVER is looked up under the state directory.
+func TestDiagnoseServerLog(t *testing.T) {
+	dir := t.TempDir()
+	cfg := &config.Config{Dir: dir, Roofline: &config.Roofline{StateDir: "state"},
+		Servers: map[string]*config.Server{"qwen3": {Name: "qwen3"}, "llama": {Name: "llama"}}}
+	want := writeDiagnoseLog(t, dir, "state/logs/qwen3.log", diagKVTooSmallLog)
+
+	var errb bytes.Buffer
+	m := &Meta{Streams: Streams{Out: &bytes.Buffer{}, Err: &errb}}
+	path, ok := serverLogPath(m, cfg, "qwen3")
+	if !ok || path != want {
+		t.Fatalf("serverLogPath = %q, %v; want %q (stderr %q)", path, ok, want, errb.String())
+	}
+	d, err := diagnoseLog(m, path)
+	if err != nil || d.Class != "kv_too_small" {
+		t.Errorf("diagnoseLog = %s, %v", d.Class, err)
+	}
+
+	// A server of the config that has not been started yet.
+	errb.Reset()
+	if _, ok := serverLogPath(m, cfg, "llama"); ok || !strings.Contains(errb.String(), `no log for server "llama"`) ||
+		!strings.Contains(errb.String(), "roofline apply") {
+		t.Errorf("missing log: ok=%v, stderr %q", ok, errb.String())
+	}
+	// A misspelt server.
+	errb.Reset()
+	if _, ok := serverLogPath(m, cfg, "qwen4"); ok || !strings.Contains(errb.String(), `no server "qwen4" in the configuration`) ||
+		!strings.Contains(errb.String(), `Did you mean "qwen3"?`) || !strings.Contains(errb.String(), "Servers: llama, qwen3.") {
+		t.Errorf("unknown server: ok=%v, stderr %q", ok, errb.String())
+	}
+}
+
+// TestDiagnoseServerNoConfig: without a loadable configuration, SERVER
+// fails with a hint to use -file.
+func TestDiagnoseServerNoConfig(t *testing.T) {
+	t.Chdir(t.TempDir())
+	code, out, errs := runDiagnoseCLI(t, "", "diagnose", "qwen3")
+	if code != ExitError || out != "" || !strings.Contains(errs, "give the log with -file LOG") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
