@@ -457,7 +457,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 		}
 		return a.fail(ctx, c, rec, old, cbd, "health", err, proc)
 	}
-	if fp := logdiag.Footprint(readTail(logPath, 4<<20)); fp != nil {
+	if fp := logdiag.ParseFootprint(readTail(logPath, 4<<20)); fp != nil {
 		rec.Footprint = footprintOf(fp)
 	}
 

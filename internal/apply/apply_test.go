@@ -23,7 +23,9 @@ type fakeDriver struct {
 	failFor map[string]bool // server names whose Start fails
 }
 
-func newFakeDriver() *fakeDriver { return &fakeDriver{next: 100, alive: map[int]bool{}, failFor: map[string]bool{}} }
+func newFakeDriver() *fakeDriver {
+	return &fakeDriver{next: 100, alive: map[int]bool{}, failFor: map[string]bool{}}
+}
 
 func (d *fakeDriver) Start(ctx context.Context, spec Spec) (*state.Process, error) {
 	d.mu.Lock()
@@ -181,7 +183,9 @@ func TestDestroyThenCreateStopsFirst(t *testing.T) {
 	}
 	ev := d.log()
 	stopIdx := slices.Index(ev, fmt.Sprintf("stop %d", old.PID))
-	startIdx := slices.IndexFunc(ev, func(e string) bool { return strings.HasPrefix(e, "start a ") && e != fmt.Sprintf("start a %d", old.PID) })
+	startIdx := slices.IndexFunc(ev, func(e string) bool {
+		return strings.HasPrefix(e, "start a ") && e != fmt.Sprintf("start a %d", old.PID)
+	})
 	if stopIdx < 0 || startIdx < 0 || stopIdx > startIdx {
 		t.Fatalf("the old process must stop before the new starts: %v", ev)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-multierror"
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
 )
@@ -143,7 +144,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		StateDir:     b.stateDir,
 		ProxyCommand: []string{b.self, "proxy"},
 		Parallelism:  o.parallelism,
-		Journal:      journalFor(b),
+		Journal:      journalFor(b, func() *gpu.Snapshot { return p.Snapshot }),
 	}
 	fmt.Fprintln(m.Out)
 	_, err := ap.Apply(ctx, p, st)

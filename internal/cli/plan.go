@@ -48,14 +48,14 @@ Options:
 
 // planOptions are the flags plan, apply and destroy share.
 type planOptions struct {
-	out, inventory     string
-	json, detailed     bool
-	targets, replaces  []string
-	destroy, refresh   bool
-	refreshOnly        bool
-	lockTimeout        time.Duration
-	autoApprove        bool
-	parallelism        int
+	out, inventory    string
+	json, detailed    bool
+	targets, replaces []string
+	destroy, refresh  bool
+	refreshOnly       bool
+	lockTimeout       time.Duration
+	autoApprove       bool
+	parallelism       int
 }
 
 func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
@@ -158,7 +158,9 @@ func runPlan(m *Meta, args []string) int {
 		_ = plan.WriteJSON(m.Out, j)
 	} else {
 		printDiags(m, &config.Config{Files: p.Files}, p.Diagnostics)
-		plan.RenderHuman(m.Out, j, m.colorize)
+		if !p.HasErrors() {
+			plan.RenderHuman(m.Out, j, m.colorize)
+		}
 	}
 	if p.HasErrors() {
 		if !o.json {
@@ -187,4 +189,3 @@ func runPlan(m *Meta, args []string) int {
 type portChecker struct{}
 
 func (portChecker) Holder(host string, port int) (bool, string) { return portcheck.Holder(host, port) }
-

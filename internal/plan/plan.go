@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/vram"
 )
@@ -133,11 +134,11 @@ type Change struct {
 	// Reason says why, for people: "max_model_len changed", "process died".
 	Reason string `json:"reason,omitempty"`
 	// ReplacePaths lists the attributes whose change forces a replacement.
-	ReplacePaths []string       `json:"replace_paths,omitempty"`
-	Before       *state.Server  `json:"before,omitempty"`
-	After        *Desired       `json:"after,omitempty"`
-	Downtime     string         `json:"downtime,omitempty"`
-	Fit          *vram.Result   `json:"fit,omitempty"`
+	ReplacePaths []string         `json:"replace_paths,omitempty"`
+	Before       *state.Server    `json:"before,omitempty"`
+	After        *Desired         `json:"after,omitempty"`
+	Downtime     string           `json:"downtime,omitempty"`
+	Fit          *vram.Result     `json:"fit,omitempty"`
 	Measured     *state.Footprint `json:"measured,omitempty"`
 }
 
@@ -173,11 +174,13 @@ type Plan struct {
 	InventoryFingerprint string `json:"inventory_fingerprint"`
 	InventorySource      string `json:"inventory_source"`
 
-	Changes     []*Change        `json:"-"`
-	Drift       []*Drift         `json:"drift,omitempty"`
-	Diagnostics hcl.Diagnostics  `json:"-"`
-	Targets     []string         `json:"targets,omitempty"`
+	Changes     []*Change            `json:"-"`
+	Drift       []*Drift             `json:"drift,omitempty"`
+	Diagnostics hcl.Diagnostics      `json:"-"`
+	Targets     []string             `json:"targets,omitempty"`
 	Files       map[string]*hcl.File `json:"-"`
+	// Snapshot is the GPU snapshot the plan was made with (not saved).
+	Snapshot *gpu.Snapshot `json:"-"`
 }
 
 // HasErrors reports whether the plan may not be applied.

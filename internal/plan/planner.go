@@ -97,6 +97,7 @@ func Make(in *Inputs) *Plan {
 	if in.Snapshot != nil {
 		p.InventoryFingerprint = in.Snapshot.Fingerprint()
 		p.InventorySource = in.Snapshot.Source
+		p.Snapshot = in.Snapshot
 	}
 	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}}
 	pl.drift()
@@ -178,7 +179,7 @@ func (pl *planner) engineAndModelChecks() {
 		e := cfg.Engines[name]
 		r := pl.in.Engines[name]
 		if r.Err != nil {
-			pl.diag(hcl.DiagError, ptr(e.DeclRange), "Engine not usable", "Engine %q: %v", e.Name, r.Err)
+			pl.diag(hcl.DiagError, ptr(e.DeclRange), "Engine not usable", "%v", r.Err)
 			continue
 		}
 		if r.Installed != nil {
@@ -252,16 +253,16 @@ func (pl *planner) desire(s *config.Server) {
 	d.CommandLen = prefix
 	d.Proxy = s.Lifecycle.CreateBeforeDestroy
 	d.ConfigHash = hashOf(struct {
-		Args     []string
-		Env      map[string]string
-		GPUs     []int
-		Host     string
-		Port     int
-		Engine   state.EngineRef
-		Model    state.ModelRef
-		Driver   string
-		Image    string
-		Proxy    bool
+		Args   []string
+		Env    map[string]string
+		GPUs   []int
+		Host   string
+		Port   int
+		Engine state.EngineRef
+		Model  state.ModelRef
+		Driver string
+		Image  string
+		Proxy  bool
 	}{launch.Argv[min(prefix, len(launch.Argv)):], launch.Env, d.GPUs, d.Host, d.Port, d.Engine, d.Model, d.Driver, d.Image, d.Proxy})
 	d.GateHash = hashOf(d.Gate)
 	pl.desired[s.Name] = d

@@ -16,22 +16,22 @@ import (
 // JSONPlan is plan -json and the plan file: the machine-readable form. The
 // human form is rendered from it, so the two cannot disagree.
 type JSONPlan struct {
-	FormatVersion        string          `json:"format_version"`
-	RooflineVersion      string          `json:"roofline_version"`
-	CreatedAt            string          `json:"created_at"`
-	Mode                 Mode            `json:"mode"`
-	ConfigDir            string          `json:"config_dir"`
-	Lineage              string          `json:"lineage"`
-	PriorSerial          uint64          `json:"prior_serial"`
-	InventoryFingerprint string          `json:"inventory_fingerprint"`
-	InventorySource      string          `json:"inventory_source,omitempty"`
-	Targets              []string        `json:"targets,omitempty"`
-	ResourceChanges      []JSONChange    `json:"resource_changes"`
-	ResourceDrift        []*Drift        `json:"resource_drift"`
-	Diagnostics          []diagfmt.Diag  `json:"diagnostics"`
-	Applyable            bool            `json:"applyable"`
-	Errored              bool            `json:"errored"`
-	Summary              map[string]int  `json:"summary"`
+	FormatVersion        string         `json:"format_version"`
+	RooflineVersion      string         `json:"roofline_version"`
+	CreatedAt            string         `json:"created_at"`
+	Mode                 Mode           `json:"mode"`
+	ConfigDir            string         `json:"config_dir"`
+	Lineage              string         `json:"lineage"`
+	PriorSerial          uint64         `json:"prior_serial"`
+	InventoryFingerprint string         `json:"inventory_fingerprint"`
+	InventorySource      string         `json:"inventory_source,omitempty"`
+	Targets              []string       `json:"targets,omitempty"`
+	ResourceChanges      []JSONChange   `json:"resource_changes"`
+	ResourceDrift        []*Drift       `json:"resource_drift"`
+	Diagnostics          []diagfmt.Diag `json:"diagnostics"`
+	Applyable            bool           `json:"applyable"`
+	Errored              bool           `json:"errored"`
+	Summary              map[string]int `json:"summary"`
 }
 
 // JSONChange is one server's change.
@@ -115,7 +115,7 @@ func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 		fmt.Fprint(w, c("\n[bold][cyan]Note:[reset][bold] Objects have changed outside of roofline[reset]\n\n"))
 		fmt.Fprintln(w, "roofline detected the following changes made outside of roofline since the last \"roofline apply\":")
 		for _, d := range j.ResourceDrift {
-			fmt.Fprintf(w, "\n  # %s: %s\n", d.Address, d.Summary)
+			fmt.Fprintf(w, "\n  # %s: %s\n", d.Addr, d.Summary)
 			if d.Detail != "" {
 				fmt.Fprintf(w, "    %s\n", d.Detail)
 			}

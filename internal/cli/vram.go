@@ -1,0 +1,389 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/roofline/roofline/internal/gpu"
+	"github.com/roofline/roofline/internal/model"
+	"github.com/roofline/roofline/internal/suggest"
+	"github.com/roofline/roofline/internal/vram"
+	"github.com/roofline/roofline/internal/vram/fromodel"
+)
+
+func init() {
+	register(&Command{
+		Name:     "vram",
+		Synopsis: "Compute whether a model fits, as the engine will",
+		Usage: `Usage: roofline vram -model DIR -tp N -ctx LEN [options]
+
+  Predicts what vLLM or SGLang will compute at start-up for the model in DIR
+  on TP x PP GPUs: per GPU the weights, the profiled activation peak, the
+  non-torch overhead, CUDA graphs, the KV cache budget, the KV tokens and how
+  many requests of LEN tokens fit at once. Then a verdict: whether the engine
+  starts and holds one request of LEN (or -concurrency N of them), with the
+  changes that would make it fit. Only the safetensors headers are read.
+
+  The GPUs come from -gpu-gib, -gpu NAME or a snapshot (-inventory FILE,
+  written by "roofline gpu -json"); with none of them, from this host's NVML.
+  A snapshot also gives each GPU's free memory: vLLM refuses to start when it
+  is below total x utilization, and SGLang's budget shrinks with it.
+
+Options:
+  -model DIR                  Model folder (config.json and .safetensors files).
+  -tp N                       Tensor parallel size (default 1).
+  -pp N                       Pipeline parallel size (default 1).
+  -ctx LEN                    max_model_len / context length (default: the model's maximum).
+  -gpu-gib F                  Per-GPU total memory as the CUDA runtime reports it, in GiB.
+  -gpu NAME                   A common GPU: ` + strings.Join(gpu.PresetNames(), ", ") + `.
+  -inventory FILE             GPUs from a snapshot file ("roofline gpu -json").
+  -gpus 0,1                   GPU indexes to use, TP x PP of them (default: the first ones).
+  -engine vllm|sglang         Engine (default vllm).
+  -engine-version V           Engine version (default ` + vram.DefaultVLLMVersion + ` for vLLM, ` + vram.DefaultSGLangVersion + ` for SGLang).
+  -util F                     vLLM --gpu-memory-utilization / SGLang --mem-fraction-static
+                              (default: the engine's).
+  -kv-cache-dtype D           auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla (default auto).
+  -block-size N               vLLM --block-size / SGLang --page-size (default: the engine's).
+  -max-num-seqs N             vLLM --max-num-seqs (default: the engine's for the GPU).
+  -max-num-batched-tokens N   vLLM --max-num-batched-tokens / SGLang --chunked-prefill-size.
+  -concurrency N              Requests of LEN tokens that must fit at once (default 1).
+  -enforce-eager              No CUDA graphs (vLLM --enforce-eager, SGLang --disable-cuda-graph).
+  -json                       Print one JSON object.
+
+Exit status: 0 when the model fits, 1 when it does not fit or on an error.
+`,
+		Run: runVRAM,
+	})
+}
+
+type vramArgs struct {
+	modelDir, gpuName, inventory, gpus                   string
+	engine, engineVersion, kvDtype                       string
+	tp, pp, ctx, blockSize, maxSeqs, maxBatched, conc    int
+	gpuGiB, util                                         float64
+	enforceEager, jsonOut                                bool
+	gpuGiBSet, inventorySet, gpuNameSet, gpusSet, ctxSet bool
+}
+
+// vramGPUs is what the command knows about the GPUs it sizes for.
+type vramGPUs struct {
+	Name    string   `json:"name,omitempty"`
+	Indexes []int    `json:"indexes,omitempty"`
+	Free    []uint64 `json:"free_bytes,omitempty"`
+	total   uint64
+	nvml    uint64
+	cc      string
+	source  string
+}
+
+// vramJSON is the -json object: the estimate plus what it was made for.
+type vramJSON struct {
+	Model    string   `json:"model"`
+	GPU      vramGPUs `json:"gpu"`
+	Problems []string `json:"model_problems,omitempty"`
+	*vram.Result
+}
+
+func runVRAM(m *Meta, args []string) int {
+	var a vramArgs
+	fs := newFlags("vram")
+	fs.StringVar(&a.modelDir, "model", "", "")
+	fs.IntVar(&a.tp, "tp", 1, "")
+	fs.IntVar(&a.pp, "pp", 1, "")
+	fs.IntVar(&a.ctx, "ctx", 0, "")
+	fs.Float64Var(&a.gpuGiB, "gpu-gib", 0, "")
+	fs.StringVar(&a.gpuName, "gpu", "", "")
+	fs.StringVar(&a.inventory, "inventory", "", "")
+	fs.StringVar(&a.gpus, "gpus", "", "")
+	fs.StringVar(&a.engine, "engine", vram.VLLM, "")
+	fs.StringVar(&a.engineVersion, "engine-version", "", "")
+	fs.Float64Var(&a.util, "util", 0, "")
+	fs.StringVar(&a.kvDtype, "kv-cache-dtype", "auto", "")
+	fs.IntVar(&a.blockSize, "block-size", 0, "")
+	fs.IntVar(&a.maxSeqs, "max-num-seqs", 0, "")
+	fs.IntVar(&a.maxBatched, "max-num-batched-tokens", 0, "")
+	fs.IntVar(&a.conc, "concurrency", 1, "")
+	fs.BoolVar(&a.enforceEager, "enforce-eager", false, "")
+	fs.BoolVar(&a.jsonOut, "json", false, "")
+	if !parseFlags(m, fs, args) {
+		return ExitError
+	}
+	if fs.NArg() > 0 {
+		return usageError(m, "vram", "unexpected argument "+fs.Arg(0))
+	}
+	a.gpuGiBSet, a.inventorySet, a.gpuNameSet = fs.Changed("gpu-gib"), fs.Changed("inventory"), fs.Changed("gpu")
+	a.gpusSet, a.ctxSet = fs.Changed("gpus"), fs.Changed("ctx")
+
+	switch {
+	case a.modelDir == "":
+		return usageError(m, "vram", "-model DIR is required: the folder with config.json and the .safetensors files")
+	case a.tp < 1 || a.pp < 1 || a.tp*a.pp > 1024:
+		return usageError(m, "vram", fmt.Sprintf("-tp %d -pp %d: both must be at least 1", a.tp, a.pp))
+	case a.ctxSet && a.ctx < 1:
+		return usageError(m, "vram", fmt.Sprintf("-ctx %d: give the context length in tokens, at least 1", a.ctx))
+	case a.conc < 1:
+		return usageError(m, "vram", fmt.Sprintf("-concurrency %d: give at least 1", a.conc))
+	case countTrue(a.gpuGiBSet, a.gpuNameSet, a.inventorySet) > 1:
+		return usageError(m, "vram", "give one of -gpu-gib, -gpu and -inventory")
+	case a.gpusSet && (a.gpuGiBSet || a.gpuNameSet):
+		return usageError(m, "vram", "-gpus picks GPUs of a snapshot or of this host; with -gpu-gib or -gpu every GPU is alike, so leave it out")
+	case a.gpuGiBSet && (a.gpuGiB <= 0 || a.gpuGiB > 1<<20 || math.IsNaN(a.gpuGiB)):
+		return usageError(m, "vram", fmt.Sprintf("-gpu-gib %v: give the per-GPU memory in GiB, e.g. 79.18 for an H100", a.gpuGiB))
+	}
+	if e := strings.ToLower(a.engine); e != vram.VLLM && e != vram.SGLang {
+		return usageError(m, "vram", fmt.Sprintf("-engine %s: use vllm or sglang.%s", a.engine, suggest.DidYouMean(e, []string{vram.VLLM, vram.SGLang})))
+	}
+	a.engine = strings.ToLower(a.engine)
+
+	gpus, err := vramResolveGPUs(&a)
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return ExitError
+	}
+
+	info, err := model.Inspect(a.modelDir)
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return ExitError
+	}
+	var problems []string
+	for _, p := range info.Problems {
+		if p.Severity == model.SeverityError {
+			problems = append(problems, p.Summary)
+		}
+	}
+	spec, err := fromodel.Spec(info)
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: %s: %v\n", a.modelDir, err)
+		for _, p := range problems {
+			fmt.Fprintf(m.Err, "  model folder: %s\n", p)
+		}
+		return ExitError
+	}
+
+	in := vram.Input{
+		Engine: a.engine, EngineVersion: a.engineVersion, Model: spec,
+		GPUMemoryBytes: gpus.total, NVMLTotalBytes: gpus.nvml, GPUName: gpus.Name, ComputeCapability: gpus.cc,
+		FreeMemoryBytes: gpus.Free, TP: a.tp, PP: a.pp, MaxModelLen: a.ctx, GPUMemoryUtilization: a.util,
+		KVCacheDtype: a.kvDtype, BlockSize: a.blockSize, MaxNumSeqs: a.maxSeqs, MaxNumBatchedTokens: a.maxBatched,
+		Concurrency: a.conc, EnforceEager: a.enforceEager,
+	}
+	res, err := vram.Estimate(in)
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return ExitError
+	}
+	code := ExitOK
+	if !res.Fits {
+		code = ExitError
+	}
+	if a.jsonOut {
+		b, err := json.MarshalIndent(vramJSON{Model: spec.Name, GPU: gpus, Problems: problems, Result: res}, "", "  ")
+		if err != nil {
+			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			return ExitError
+		}
+		fmt.Fprintln(m.Out, string(b))
+		return code
+	}
+	for _, p := range problems {
+		fmt.Fprintf(m.Err, "Warning: model folder: %s (run \"roofline model verify %s\"; the estimate counts the weights present).\n", p, a.modelDir)
+	}
+	writeVRAM(m.Out, &spec, &gpus, res)
+	return code
+}
+
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// vramResolveGPUs turns -gpu-gib, -gpu or a snapshot into the GPU facts.
+func vramResolveGPUs(a *vramArgs) (vramGPUs, error) {
+	var g vramGPUs
+	n := a.tp * a.pp
+	switch {
+	case a.gpuGiBSet:
+		g.total = uint64(a.gpuGiB * vram.GiB)
+		g.source = fmt.Sprintf("%.2f GiB per GPU (-gpu-gib)", a.gpuGiB)
+		return g, nil
+	case a.gpuNameSet:
+		p, ok := gpu.Preset(a.gpuName)
+		if !ok {
+			return g, fmt.Errorf("unknown GPU %q.%s Known: %s; or give -gpu-gib with the total the CUDA runtime reports",
+				a.gpuName, suggest.DidYouMean(a.gpuName, gpu.PresetNames()), strings.Join(gpu.PresetNames(), ", "))
+		}
+		g.Name, g.total, g.nvml, g.cc = p.Name, p.CUDATotalBytes(), p.MemoryTotalBytes, p.ComputeCapability
+		g.source = "preset " + a.gpuName
+		return g, nil
+	}
+	snap, err := inventoryFor(a.inventory).Snapshot(context.Background())
+	if err != nil {
+		if a.inventory == "" {
+			return g, fmt.Errorf("%v\nWithout GPUs on this host, give -gpu NAME, -gpu-gib F or -inventory FILE", err)
+		}
+		return g, err
+	}
+	var picked []*gpu.GPU
+	if a.gpusSet {
+		seen := map[int]bool{}
+		for _, f := range strings.Split(a.gpus, ",") {
+			i, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return g, fmt.Errorf("-gpus %q: give GPU indexes separated by commas, like 0,1", a.gpus)
+			}
+			d, ok := snap.GPU(i)
+			if !ok {
+				return g, fmt.Errorf("-gpus: there is no GPU %d in %s (it has %d GPUs)", i, snap.Source, len(snap.GPUs))
+			}
+			if seen[i] {
+				return g, fmt.Errorf("-gpus: GPU %d is listed twice", i)
+			}
+			seen[i] = true
+			picked = append(picked, d)
+		}
+		if len(picked) != n {
+			return g, fmt.Errorf("-gpus lists %d GPUs but TP %d x PP %d needs %d", len(picked), a.tp, a.pp, n)
+		}
+	} else {
+		gs := append([]gpu.GPU(nil), snap.GPUs...)
+		sort.Slice(gs, func(i, j int) bool { return gs[i].Index < gs[j].Index })
+		if len(gs) < n {
+			return g, fmt.Errorf("TP %d x PP %d needs %d GPUs, %s has %d", a.tp, a.pp, n, snap.Source, len(gs))
+		}
+		for i := 0; i < n; i++ {
+			picked = append(picked, &gs[i])
+		}
+	}
+	for i, d := range picked {
+		t := d.CUDATotalBytes()
+		if i == 0 || t < g.total {
+			g.total, g.nvml = t, d.MemoryTotalBytes
+		}
+		if i == 0 {
+			g.Name, g.cc = d.Name, d.ComputeCapability
+		}
+		g.Indexes = append(g.Indexes, d.Index)
+		g.Free = append(g.Free, d.MemoryFreeBytes)
+	}
+	if g.total == 0 {
+		return g, fmt.Errorf("%s reports no memory for GPU %d", snap.Source, picked[0].Index)
+	}
+	g.source = snap.Source
+	return g, nil
+}
+
+// writeVRAM prints the human view: the settings, a table per rank, the
+// KV facts and the verdict.
+func writeVRAM(w io.Writer, spec *vram.ModelSpec, g *vramGPUs, r *vram.Result) {
+	gib := func(b uint64) string { return fmt.Sprintf("%.2f", float64(b)/vram.GiB) }
+	kinds := map[vram.AttentionKind]int{}
+	for _, l := range spec.Layers {
+		kinds[l.Kind]++
+	}
+	var kl []string
+	for _, k := range []vram.AttentionKind{vram.AttnFull, vram.AttnSliding, vram.AttnMLA, vram.AttnLinear} {
+		if kinds[k] > 0 {
+			kl = append(kl, fmt.Sprintf("%d %s", kinds[k], k))
+		}
+	}
+	var total uint64
+	for _, wp := range spec.Weights {
+		if wp.Place != vram.PlaceLastIfSplit {
+			total += wp.Bytes
+		}
+	}
+	name := g.Name
+	if name == "" {
+		name = "GPU"
+	}
+	fmt.Fprintf(w, "Model   %s: %d layers (%s), %s GiB of weights\n", spec.Name, len(spec.Layers), strings.Join(kl, ", "), gib(total))
+	fmt.Fprintf(w, "Engine  %s %s, TP %d x PP %d on %s, %s GiB each (%s)\n", r.Mode, r.EngineVersion, r.TP, r.PP, name, gib(r.GPUMemoryBytes), g.source)
+	util := "gpu_memory_utilization"
+	if r.Engine == vram.SGLang {
+		util = "mem_fraction_static"
+	}
+	fmt.Fprintf(w, "        max_model_len %d, %s %.3g, kv-cache-dtype %s, block %d", r.MaxModelLen, util, r.GPUMemoryUtilization, r.KVCacheDtype, r.BlockSize)
+	if r.MaxNumSeqs > 0 {
+		fmt.Fprintf(w, ", max_num_seqs %d", r.MaxNumSeqs)
+	}
+	if r.Engine == vram.SGLang {
+		fmt.Fprintf(w, ", chunked_prefill_size %d\n\n", r.MaxNumBatchedTokens)
+	} else {
+		fmt.Fprintf(w, ", max_num_batched_tokens %d\n\n", r.MaxNumBatchedTokens)
+	}
+
+	fmt.Fprintf(w, "%-4s  %-3s  %8s  %10s  %8s  %6s  %9s  %10s  %11s\n",
+		"RANK", "GPU", "WEIGHTS", "ACTIVATION", "OVERHEAD", "GRAPHS", "KV BUDGET", "KV TOKENS", "CONCURRENCY")
+	graphsInHeadroom := false
+	for _, k := range r.Ranks {
+		idx := "-"
+		if k.Rank < len(g.Indexes) {
+			idx = strconv.Itoa(g.Indexes[k.Rank])
+		}
+		graphs := gib(k.CUDAGraphBytes)
+		if !k.CUDAGraphDeducted {
+			graphs += "*"
+			graphsInHeadroom = true
+		}
+		fmt.Fprintf(w, "%4d  %3s  %8s  %10s  %8s  %6s  %9.2f  %10d  %10.2fx\n",
+			k.Rank, idx, gib(k.WeightsBytes), gib(k.ActivationBytes), gib(k.NonTorchBytes), graphs,
+			float64(k.KVBudgetBytes)/vram.GiB, k.KVTokens, k.Concurrency)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Memory in GiB (2^30 bytes), per GPU. OVERHEAD is non-torch memory (NCCL, cuBLAS; for SGLang the CUDA context).")
+	if graphsInHeadroom {
+		if r.Engine == vram.SGLang {
+			fmt.Fprintln(w, "* Estimates: SGLang keeps activations and CUDA graphs out of the KV pool, in the 1 - mem_fraction_static share.")
+		} else {
+			fmt.Fprintln(w, "* Estimate: this vLLM captures CUDA graphs after sizing the KV cache, in the 1 - utilization headroom.")
+		}
+	}
+	fmt.Fprintf(w, "KV cache: %d bytes per token per GPU; one request of %d tokens needs %s GiB.\n",
+		r.KVBytesPerToken, r.MaxModelLen, gib(r.NeededBytes))
+	fitLen := "none"
+	if r.MaxModelLenFit > 0 {
+		fitLen = strconv.FormatInt(r.MaxModelLenFit, 10) + " tokens"
+	}
+	fitTP := "none up to 8"
+	if r.MinTPFit > 0 {
+		fitTP = strconv.Itoa(r.MinTPFit)
+	}
+	fmt.Fprintf(w, "Longest context that fits: %s. Smallest TP that fits: %s.\n\n", fitLen, fitTP)
+
+	if r.Fits {
+		fmt.Fprintf(w, "Fits: %d KV tokens, %.2f requests of %d tokens at once", r.KVTokens, r.MaxConcurrency, r.MaxModelLen)
+		if r.Concurrency > 1 {
+			fmt.Fprintf(w, " (%d required)", r.Concurrency)
+		}
+		fmt.Fprintln(w, ".")
+	} else {
+		fmt.Fprintln(w, "Does not fit:")
+		for _, s := range r.Reasons {
+			fmt.Fprintf(w, "  - %s\n", s)
+		}
+		if len(r.Suggestions) > 0 {
+			fmt.Fprintln(w, "To make it fit:")
+			for _, s := range r.Suggestions {
+				fmt.Fprintf(w, "  - %s\n", s)
+			}
+		}
+	}
+	if len(r.Warnings) > 0 {
+		fmt.Fprintln(w, "Warnings:")
+		for _, s := range r.Warnings {
+			fmt.Fprintf(w, "  - %s\n", s)
+		}
+	}
+}

@@ -1,0 +1,451 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/gpu"
+	"github.com/roofline/roofline/internal/gpu/gputest"
+	"github.com/roofline/roofline/internal/model"
+	"github.com/roofline/roofline/internal/model/modeltest"
+	"github.com/roofline/roofline/internal/state"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var configHash = regexp.MustCompile(`"config_hash": "[0-9a-f]+"`)
+
+// models holds sparse synthetic model folders shared by the tests.
+var models string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "roofline-plan-models-")
+	if err != nil {
+		panic(err)
+	}
+	for name, arch := range map[string]modeltest.Arch{"qwen3-8b": modeltest.Qwen3_8B, "llama-70b": modeltest.Llama31_70B} {
+		if err := modeltest.Write(filepath.Join(dir, name), arch); err != nil {
+			panic(err)
+		}
+	}
+	models = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const baseHCL = `
+engine "vllm_016" {
+  kind      = "vllm"
+  version   = "0.16.0"
+  rehearsal = true
+}
+
+engine "vllm_085" {
+  kind      = "vllm"
+  version   = "0.8.5"
+  rehearsal = true
+}
+
+engine "sglang" {
+  kind      = "sglang"
+  version   = "0.5.6.post2"
+  rehearsal = true
+}
+
+model "qwen" {
+  path        = "@MODELS@/qwen3-8b"
+  served_name = "qwen3-8b"
+}
+
+model "llama70" {
+  path = "@MODELS@/llama-70b"
+}
+`
+
+// fakePorts holds the ports a foreign process listens on.
+type fakePorts map[int]string
+
+func (f fakePorts) Holder(host string, port int) (bool, string) {
+	who, ok := f[port]
+	return ok, who
+}
+
+type tc struct {
+	hcl      string
+	prior    *state.File
+	observed map[string]*Observation
+	snap     *gpu.Snapshot
+	ports    fakePorts
+	mode     Mode
+	replace  []string
+}
+
+// run plans tc with engines from the reference help texts and real model
+// folders, no processes.
+func run(t *testing.T, c tc) *Plan {
+	t.Helper()
+	src := strings.ReplaceAll(baseHCL+c.hcl, "@MODELS@", models)
+	cfg, diags := config.Load("/cfg", []string{"main.hcl"}, map[string][]byte{"main.hcl": []byte(src)})
+	if diags.HasErrors() {
+		t.Fatalf("config: %v", diags)
+	}
+	in := &Inputs{Config: cfg, Prior: c.prior, Snapshot: c.snap, Engines: map[string]EngineResult{}, Models: map[string]ModelResult{},
+		Observed: c.observed, Ports: c.ports, Self: "/usr/bin/roofline", Mode: c.mode, Replace: c.replace,
+		Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	if in.Snapshot == nil {
+		in.Snapshot = gputest.H100s(8)
+	}
+	for name, e := range cfg.Engines {
+		inst, ok := engine.Reference(e.Kind, e.Version)
+		if !ok {
+			t.Fatalf("no reference for %s %s", e.Kind, e.Version)
+		}
+		in.Engines[name] = EngineResult{Installed: inst}
+	}
+	for name, m := range cfg.Models {
+		info, err := model.Inspect(m.Path)
+		in.Models[name] = ModelResult{Info: info, Err: err, Fingerprint: "fp-" + filepath.Base(m.Path)}
+	}
+	return Make(in)
+}
+
+// stateFrom applies a plan on paper: the state apply would write, with
+// made-up pids, all alive.
+func stateFrom(p *Plan) (*state.File, map[string]*Observation) {
+	st := state.NewFile()
+	st.Lineage, st.Serial = "lin-1", 3
+	obs := map[string]*Observation{}
+	pid := 1000
+	for _, c := range p.Changes {
+		if c.After == nil {
+			continue
+		}
+		d := c.After
+		pid++
+		st.Set(&state.Server{Name: d.Name, Engine: d.Engine, Model: d.Model, Argv: d.Argv, Env: d.Env, CommandLen: d.CommandLen,
+			GPUs: d.GPUs, Host: d.Host, Port: d.Port, Driver: d.Driver, PID: pid, Status: state.StatusReady,
+			ConfigHash: d.ConfigHash, GateHash: d.GateHash, Predicted: d.Predicted})
+		obs[d.Name] = &Observation{Alive: true, GPUPids: []int{pid}}
+	}
+	return st, obs
+}
+
+func golden(t *testing.T, name string, p *Plan) {
+	t.Helper()
+	var human bytes.Buffer
+	for _, d := range p.Diagnostics {
+		fmt.Fprintf(&human, "%s: %s\n", sev(d), d.Summary)
+		if d.Subject != nil {
+			fmt.Fprintf(&human, "  at %s:%d\n", d.Subject.Filename, d.Subject.Start.Line)
+		}
+		fmt.Fprintf(&human, "  %s\n", d.Detail)
+	}
+	RenderHuman(&human, p.ToJSON(), func(s string) string {
+		for _, tag := range []string{"[reset]", "[bold]", "[dim]", "[red]", "[green]", "[yellow]", "[cyan]", "[magenta]"} {
+			s = strings.ReplaceAll(s, tag, "")
+		}
+		return s
+	})
+	js, _ := json.MarshalIndent(p.ToJSON(), "", "  ")
+	for _, out := range []struct {
+		file string
+		data []byte
+	}{{name + ".txt", human.Bytes()}, {name + ".json", js}} {
+		data := bytes.ReplaceAll(out.data, []byte(models), []byte("$MODELS"))
+		// The config hash covers the model path, which is a temp dir.
+		data = configHash.ReplaceAll(data, []byte(`"config_hash": "HASH"`))
+		path := filepath.Join("testdata", out.file)
+		if *update {
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (go test -update writes it)", err)
+		}
+		if !bytes.Equal(want, data) {
+			t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", path, data)
+		}
+	}
+}
+
+func sev(d *hcl.Diagnostic) string {
+	if d.Severity == hcl.DiagWarning {
+		return "Warning"
+	}
+	return "Error"
+}
+
+func summaries(p *Plan) []string {
+	var out []string
+	for _, d := range p.Diagnostics {
+		out = append(out, sev(d)+": "+d.Summary)
+	}
+	return out
+}
+
+func wantAction(t *testing.T, p *Plan, name string, want Action) *Change {
+	t.Helper()
+	c := p.Change(name)
+	if c == nil {
+		t.Fatalf("no change for %s; diags %v", name, summaries(p))
+	}
+	if c.Action != want {
+		t.Fatalf("%s: action %q, want %q (reason %q)", name, c.Action.Symbol(), want.Symbol(), c.Reason)
+	}
+	return c
+}
+
+const qwenServer = `
+server "qwen" {
+  engine                 = engine.vllm_016
+  model                  = model.qwen
+  gpus                   = [0]
+  port                   = 8000
+  max_model_len          = 32768
+  gpu_memory_utilization = 0.9
+  tool_call_parser       = "hermes"
+}
+`
+
+func TestFreshCreate(t *testing.T) {
+	p := run(t, tc{hcl: qwenServer})
+	if p.HasErrors() {
+		t.Fatal(summaries(p))
+	}
+	c := wantAction(t, p, "qwen", Create)
+	if c.Fit == nil || !c.Fit.Fits || c.After.Predicted == nil || c.After.Predicted.KVTokens <= 0 {
+		t.Fatalf("a fresh server must carry its VRAM fit: %+v", c.Fit)
+	}
+	if add, ch, del := p.Counts(); add != 1 || ch != 0 || del != 0 {
+		t.Errorf("counts %d %d %d", add, ch, del)
+	}
+	golden(t, "fresh-create", p)
+}
+
+func TestNoChanges(t *testing.T) {
+	first := run(t, tc{hcl: qwenServer})
+	st, obs := stateFrom(first)
+	p := run(t, tc{hcl: qwenServer, prior: st, observed: obs})
+	wantAction(t, p, "qwen", NoOp)
+	if p.HasChanges() || p.HasErrors() {
+		t.Fatalf("want no changes, got %v", summaries(p))
+	}
+	golden(t, "no-changes", p)
+}
+
+func TestChangedMaxModelLenReplaces(t *testing.T) {
+	first := run(t, tc{hcl: qwenServer})
+	st, obs := stateFrom(first)
+	p := run(t, tc{hcl: strings.Replace(qwenServer, "32768", "16384", 1), prior: st, observed: obs})
+	c := wantAction(t, p, "qwen", DeleteThenCreate)
+	if c.Reason != "max_model_len changed" || c.Downtime == "" {
+		t.Errorf("reason %q downtime %q", c.Reason, c.Downtime)
+	}
+	golden(t, "changed-max-model-len", p)
+
+	// With create_before_destroy the new one starts beside the old one,
+	// through the proxy, when the GPU holds both: not at 0.9 each.
+	cbd := strings.Replace(strings.Replace(qwenServer, "32768", "16384", 1), "tool_call_parser", "lifecycle {\n    create_before_destroy = true\n  }\n  tool_call_parser", 1)
+	p = run(t, tc{hcl: cbd, prior: st, observed: obs})
+	c = wantAction(t, p, "qwen", DeleteThenCreate)
+	if !strings.Contains(c.Downtime, "create_before_destroy is not possible") {
+		t.Errorf("a GPU that cannot hold both must fall back with the reason, got %q", c.Downtime)
+	}
+}
+
+func TestEngineUpgradeSideBySide(t *testing.T) {
+	old := `
+server "qwen_old" {
+  engine           = engine.vllm_085
+  model            = model.qwen
+  gpus             = [0]
+  port             = 8000
+  max_model_len    = 16384
+  tool_call_parser = "hermes"
+}
+`
+	first := run(t, tc{hcl: old})
+	st, obs := stateFrom(first)
+	p := run(t, tc{hcl: old + strings.NewReplacer(`"qwen"`, `"qwen_new"`, "[0]", "[1]", "8000", "8001").Replace(qwenServer), prior: st, observed: obs})
+	wantAction(t, p, "qwen_old", NoOp)
+	c := wantAction(t, p, "qwen_new", Create)
+	if c.After.Engine.Version != "0.16.0" || p.HasErrors() {
+		t.Errorf("new engine %+v, diags %v", c.After.Engine, summaries(p))
+	}
+	golden(t, "engine-upgrade-side-by-side", p)
+}
+
+func TestRemovedServer(t *testing.T) {
+	first := run(t, tc{hcl: qwenServer})
+	st, obs := stateFrom(first)
+	p := run(t, tc{hcl: "", prior: st, observed: obs})
+	c := wantAction(t, p, "qwen", Delete)
+	if c.Reason != "no longer in the configuration" {
+		t.Errorf("reason %q", c.Reason)
+	}
+	golden(t, "removed-server", p)
+}
+
+func TestProcessDied(t *testing.T) {
+	first := run(t, tc{hcl: qwenServer})
+	st, _ := stateFrom(first)
+	obs := map[string]*Observation{"qwen": {Alive: false, Detail: "pid 1001 is no longer running"}}
+	p := run(t, tc{hcl: qwenServer, prior: st, observed: obs})
+	c := wantAction(t, p, "qwen", Create)
+	if len(p.Drift) != 1 || !strings.Contains(c.Reason, "pid 1001") {
+		t.Errorf("drift %v reason %q", p.Drift, c.Reason)
+	}
+	golden(t, "process-died", p)
+}
+
+func TestPortTakenByForeignProcess(t *testing.T) {
+	p := run(t, tc{hcl: qwenServer, ports: fakePorts{8000: "pid 4242 (python3 -m http.server 8000)"}})
+	if got := summaries(p); len(got) != 1 || got[0] != "Error: Port in use" {
+		t.Fatalf("diags %v", got)
+	}
+	if !strings.Contains(p.Diagnostics[0].Detail, "pid 4242") || p.Diagnostics[0].Subject.Start.Line != strings.Count(baseHCL, "\n")+6 {
+		t.Errorf("diag %+v at %v", p.Diagnostics[0].Detail, p.Diagnostics[0].Subject)
+	}
+	golden(t, "port-taken", p)
+}
+
+func TestModelDoesNotFit(t *testing.T) {
+	hcl := `
+server "big" {
+  engine        = engine.vllm_016
+  model         = model.llama70
+  gpus          = [0]
+  port          = 8000
+  max_model_len = 8192
+}
+`
+	p := run(t, tc{hcl: hcl})
+	if got := summaries(p); len(got) != 1 || got[0] != "Error: Model does not fit" {
+		t.Fatalf("diags %v", got)
+	}
+	if c := p.Change("big"); c == nil || c.Fit == nil || c.Fit.Fits || c.Fit.MinTPFit < 2 {
+		t.Fatalf("fit %+v", c)
+	}
+	golden(t, "model-does-not-fit", p)
+
+	// At the TP plan suggests, it fits.
+	hcl2 := strings.Replace(strings.Replace(hcl, "[0]", "[0, 1, 2, 3]", 1), "port", "tensor_parallel = 4\n  port", 1)
+	if p := run(t, tc{hcl: hcl2}); p.HasErrors() {
+		t.Errorf("TP 4 should fit: %v", summaries(p))
+	}
+}
+
+func TestTwoServersOnOneGPU(t *testing.T) {
+	two := qwenServer + strings.NewReplacer(`"qwen"`, `"qwen_b"`, "8000", "8001", "0.9", "0.5").Replace(qwenServer)
+	p := run(t, tc{hcl: two})
+	if got := summaries(p); len(got) != 1 || got[0] != "Error: Servers on one GPU do not fit together" {
+		t.Fatalf("diags %v", got)
+	}
+	golden(t, "two-servers-one-gpu", p)
+
+	// Shares that add up to less than the GPU are fine.
+	ok := strings.Replace(two, "0.9", "0.45", 1)
+	if p := run(t, tc{hcl: ok}); p.HasErrors() {
+		t.Errorf("0.45 + 0.5 should fit: %v", summaries(p))
+	}
+}
+
+func TestForeignProcessMemory(t *testing.T) {
+	snap := gputest.H100s(8, gputest.WithProcess(0, 4242, 40<<30, "python3 train.py"))
+	p := run(t, tc{hcl: qwenServer, snap: snap})
+	got := summaries(p)
+	if len(got) < 2 || got[0] != "Warning: Foreign processes on GPU" {
+		t.Fatalf("diags %v", got)
+	}
+	found := false
+	for _, s := range got {
+		if s == "Error: Not enough free GPU memory" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("40 GiB held by another process leaves no room for 0.9 of the GPU: %v", got)
+	}
+}
+
+func TestRemovedFlag(t *testing.T) {
+	hcl := strings.Replace(qwenServer, `tool_call_parser       = "hermes"`, `extra_args             = ["--num-lookahead-slots", "4"]`, 1)
+	p := run(t, tc{hcl: hcl})
+	got := summaries(p)
+	if len(got) != 1 || !strings.HasPrefix(got[0], "Error: ") {
+		t.Fatalf("diags %v", got)
+	}
+	if !strings.Contains(p.Diagnostics[0].Detail, "removed") {
+		t.Errorf("detail %q should say the flag was removed", p.Diagnostics[0].Detail)
+	}
+	golden(t, "removed-flag", p)
+}
+
+func TestDestroyAndReplace(t *testing.T) {
+	first := run(t, tc{hcl: qwenServer})
+	st, obs := stateFrom(first)
+	p := run(t, tc{hcl: qwenServer, prior: st, observed: obs, mode: ModeDestroy})
+	wantAction(t, p, "qwen", Delete)
+	p = run(t, tc{hcl: qwenServer, prior: st, observed: obs, replace: []string{"qwen"}})
+	c := wantAction(t, p, "qwen", DeleteThenCreate)
+	if c.Reason != "replacement requested with -replace" {
+		t.Errorf("reason %q", c.Reason)
+	}
+}
+
+func TestStalePlan(t *testing.T) {
+	first := run(t, tc{hcl: qwenServer})
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plan.json")
+	if err := Save(path, first); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Change("qwen").Action != Create || p.Change("qwen").After.ConfigHash != first.Change("qwen").After.ConfigHash {
+		t.Fatal("the plan file must round-trip")
+	}
+	fp := first.InventoryFingerprint
+	if err := CheckFresh(p, state.NewFile(), fp); err != nil {
+		t.Fatalf("fresh plan refused: %v", err)
+	}
+	applied, _ := stateFrom(first)
+	if err := CheckFresh(p, applied, fp); err == nil {
+		t.Fatal("a plan made before the state changed must be refused")
+	}
+	changed := gputest.H100s(8, gputest.WithProcess(2, 99, 1<<30, "other")).Fingerprint()
+	if err := CheckFresh(p, state.NewFile(), changed); err == nil {
+		t.Fatal("a plan made before the GPUs changed must be refused")
+	}
+}
+
+func TestArgvDiffFlags(t *testing.T) {
+	a := []string{"serve", "/m", "--max-model-len", "32768", "--port", "8000", "--enforce-eager"}
+	b := []string{"serve", "/m", "--max-model-len", "16384", "--port", "8000", "--seed", "1"}
+	got := ArgvDiffFlags(a, b)
+	want := []string{"enforce_eager", "extra_args --seed", "max_model_len"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v want %v", got, want)
+	}
+	_, flags := ParseArgv([]string{"--chunked-prefill-size", "-1", "--x=1"})
+	if len(flags) != 2 || flags[0].Values[0] != "-1" || flags[1].Values[0] != "1" {
+		t.Errorf("flags %+v", flags)
+	}
+}
