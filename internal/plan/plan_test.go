@@ -66,12 +66,12 @@ engine "sglang" {
 }
 
 model "qwen" {
-  path        = "@MODELS@/qwen3-8b"
+  path        = "qwen3-8b"
   served_name = "qwen3-8b"
 }
 
 model "llama70" {
-  path = "@MODELS@/llama-70b"
+  path = "llama-70b"
 }
 `
 
@@ -97,8 +97,10 @@ type tc struct {
 // folders, no processes.
 func run(t *testing.T, c tc) *Plan {
 	t.Helper()
-	src := strings.ReplaceAll(baseHCL+c.hcl, "@MODELS@", models)
-	cfg, diags := config.Load("/cfg", []string{"main.hcl"}, map[string][]byte{"main.hcl": []byte(src)})
+	// Model paths are relative to the configuration directory, so source
+	// offsets do not depend on the temp dir's name.
+	src := baseHCL + c.hcl
+	cfg, diags := config.Load(models, []string{"main.hcl"}, map[string][]byte{"main.hcl": []byte(src)})
 	if diags.HasErrors() {
 		t.Fatalf("config: %v", diags)
 	}

@@ -234,7 +234,7 @@ func (pl *planner) desire(s *config.Server) {
 	}
 	d := &Desired{
 		Name:   s.Name,
-		Engine: state.EngineRef{Name: e.Name, Kind: e.Kind, Version: er.Installed.Version, Identity: engineIdentity(er.Installed)},
+		Engine: state.EngineRef{Name: e.Name, Kind: e.Kind, Version: er.Installed.Version, Identity: engineIdentity(e, er.Installed)},
 		Model:  state.ModelRef{Name: m.Name, Path: m.Path, ServedName: m.ServedName, Fingerprint: mr.Fingerprint},
 		Argv:   launch.Argv,
 		Env:    launch.Env,
@@ -272,7 +272,13 @@ func (pl *planner) desire(s *config.Server) {
 	}
 }
 
-func engineIdentity(inst *engine.Installed) string {
+// engineIdentity fingerprints the install. The rehearsal engine is roofline
+// itself, whose binary changes with every build: only its emulated kind and
+// version identify it.
+func engineIdentity(e *config.Engine, inst *engine.Installed) string {
+	if e.Rehearsal {
+		return "rehearsal:" + e.Kind + "@" + e.Version
+	}
 	return hashOf(inst.Identity)
 }
 
