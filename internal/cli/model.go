@@ -258,7 +258,7 @@ func writeInspect(w io.Writer, info *model.Info) {
 		parts = append(parts, d+" "+gib(b.ByDtype[d]))
 	}
 	row("Weights", "%s in %d shard(s) (%s)", gib(info.WeightsBytes()), len(info.Shards), strings.Join(parts, ", "))
-	row("Folder", "%s on disk", gib(info.TotalBytes))
+	row("Files", "%s in the folder", gib(info.TotalBytes))
 	if c := info.Config; c != nil {
 		row("Layers", "%d (hidden %d, intermediate %d)", c.NumHiddenLayers, c.HiddenSize, c.IntermediateSize)
 		kind := "MHA"

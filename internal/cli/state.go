@@ -288,7 +288,11 @@ func writeServer(m *Meta, s *state.Server) {
 	if host == "" {
 		host = "*"
 	}
-	row("listen", host+":"+strconv.Itoa(s.Port))
+	listen := host + ":" + strconv.Itoa(s.Port)
+	if s.BackendPort > 0 {
+		listen += fmt.Sprintf(" (proxy; engine on port %d)", s.BackendPort)
+	}
+	row("listen", listen)
 	row("gpus", joinInts(s.GPUs))
 	row("driver", s.Driver)
 	switch s.Driver {
@@ -300,10 +304,15 @@ func writeServer(m *Meta, s *state.Server) {
 		}
 	}
 	row("log", s.LogPath)
+	if p := s.Proxy; p != nil {
+		row("proxy", fmt.Sprintf("pid %d (process group %d, start time %d), log %s", p.PID, p.PGID, p.StartTime, orNone(p.LogPath)))
+	}
+	row("launch id", s.LaunchID)
 	if !s.CreatedAt.IsZero() {
 		row("created", s.CreatedAt.UTC().Format(time.RFC3339))
 	}
 	row("config hash", s.ConfigHash)
+	row("gate hash", s.GateHash)
 	for i, line := range argvLines(s.Argv) {
 		k := ""
 		if i == 0 {
@@ -346,6 +355,10 @@ func writeServer(m *Meta, s *state.Server) {
 	}
 	if s.Predicted != nil {
 		row("predicted", footprintText(s.Predicted))
+	}
+	if d := s.Deposed; d != nil {
+		row("deposed", fmt.Sprintf("the previous instance, kept while its replacement starts: status %s, engine %s %s, pid %d, port %d, log %s",
+			d.Status, d.Engine.Kind, d.Engine.Version, d.PID, d.Port, orNone(d.LogPath)))
 	}
 }
 
@@ -464,6 +477,12 @@ func runStateRm(m *Meta, args []string) int {
 		done[s.Name] = true
 		fmt.Fprintf(m.Out, "%s %s from the state; it was not stopped.\n", verb, s.Addr())
 		fmt.Fprintf(m.Out, "  %s\n", forgottenHint(s))
+		if s.Proxy != nil && s.Proxy.PID > 0 {
+			fmt.Fprintf(m.Out, "  Its front proxy: %s\n", processHint(procHandle(s.Proxy), s.Port))
+		}
+		if s.Deposed != nil {
+			fmt.Fprintf(m.Out, "  Its previous instance, kept during a rollout: %s\n", forgottenHint(s.Deposed))
+		}
 	}
 	if !*dryRun {
 		fmt.Fprintf(m.Out, "State serial %d. roofline no longer manages the servers above; the next plan sees their ports and GPUs as taken.\n", f.Serial)
@@ -477,22 +496,35 @@ func forgottenHint(s *state.Server) string {
 	case s.Driver == state.DriverDocker && s.ContainerID != "":
 		return fmt.Sprintf("Container %s on port %d. To stop it: docker stop %s", s.ContainerID, s.Port, s.ContainerID)
 	case s.PID > 0:
-		pg := s.PGID
-		if pg <= 0 {
-			pg = s.PID
+		port := s.Port
+		if s.BackendPort > 0 {
+			port = s.BackendPort
 		}
-		stop := fmt.Sprintf("To stop it and its workers: kill -TERM -- -%d", pg)
-		obs, err := process.New().Read(context.Background(), driver.HandleOf(s))
-		switch {
-		case err != nil:
-			return fmt.Sprintf("Pid %d (process group %d, port %d) may still run (%v). %s", s.PID, pg, s.Port, err, stop)
-		case obs == nil:
-			return fmt.Sprintf("Its process (pid %d) is no longer running; there is nothing to stop.", s.PID)
-		case !obs.Alive:
-			return fmt.Sprintf("Its main process (pid %d) has exited, but processes %s of its session still run (workers holding GPU memory?). To stop them: kill -TERM %s",
-				s.PID, joinInts(obs.PIDs), strings.ReplaceAll(joinInts(obs.PIDs), ",", ""))
-		}
-		return fmt.Sprintf("Still running: pid %d (process group %d) on port %d. %s", s.PID, pg, s.Port, stop)
+		return processHint(driver.HandleOf(s), port)
 	}
 	return fmt.Sprintf("No process is recorded for it (status %s).", s.Status)
+}
+
+// processHint says whether the process behind h still runs and how to stop it.
+func processHint(h *driver.Handle, port int) string {
+	pg := h.PGID
+	if pg <= 0 {
+		pg = h.PID
+	}
+	stop := fmt.Sprintf("To stop it and its workers: kill -TERM -- -%d", pg)
+	obs, err := process.New().Read(context.Background(), h)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("Pid %d (process group %d, port %d) may still run (%v). %s", h.PID, pg, port, err, stop)
+	case obs == nil:
+		return fmt.Sprintf("Its process (pid %d) is no longer running; there is nothing to stop.", h.PID)
+	case !obs.Alive:
+		return fmt.Sprintf("Its main process (pid %d) has exited, but processes %s of its session still run (workers holding GPU memory?). To stop them: kill -TERM %s",
+			h.PID, joinInts(obs.PIDs), strings.ReplaceAll(joinInts(obs.PIDs), ",", ""))
+	}
+	return fmt.Sprintf("Still running: pid %d (process group %d) on port %d. %s", h.PID, pg, port, stop)
+}
+
+func procHandle(p *state.Process) *driver.Handle {
+	return &driver.Handle{PID: p.PID, PGID: p.PGID, StartTime: p.StartTime, BootID: p.BootID, Cmdline: p.Cmdline, LogPath: p.LogPath}
 }

@@ -164,6 +164,9 @@ func TestStateRm(t *testing.T) {
 	keep := mk("keep", 8002)
 	docker := mk("box", 8003)
 	docker.Driver, docker.ContainerID = state.DriverDocker, "c0ffee"
+	dead.Deposed = mk("dead", 8001)
+	dead.Deposed.PID, dead.Deposed.PGID, dead.Deposed.StartTime, dead.Deposed.BootID = h.PID, h.PGID, h.StartTime, h.BootID
+	live.Proxy = &state.Process{PID: 1<<30 - 1, PGID: 1<<30 - 1, StartTime: 5, BootID: h.BootID}
 	for _, s := range []*state.Server{live, dead, keep, docker} {
 		f.Set(s)
 	}
@@ -195,6 +198,8 @@ func TestStateRm(t *testing.T) {
 		"Still running: pid " + strconv.Itoa(h.PID) + " (process group " + pg + ") on port 8000. To stop it and its workers: kill -TERM -- -" + pg,
 		"Its process (pid 1073741824) is no longer running",
 		"docker stop c0ffee",
+		"Its front proxy: Its process (pid 1073741823) is no longer running",
+		"Its previous instance, kept during a rollout: Still running: pid " + strconv.Itoa(h.PID),
 		"State serial 2.",
 	} {
 		if !strings.Contains(out, want) {

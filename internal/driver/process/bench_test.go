@@ -1,0 +1,32 @@
+package process
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// BenchmarkRead measures one refresh of a live engine (stat, cmdline and
+// the session's members), the cost plan pays per server: with the /proc
+// scan shared between Reads (the default) and with a scan per Read.
+func BenchmarkRead(b *testing.B) {
+	for _, bc := range []struct {
+		name   string
+		maxAge time.Duration
+	}{{"shared-scan", 250 * time.Millisecond}, {"scan-each", 0}} {
+		b.Run(bc.name, func(b *testing.B) {
+			d := New()
+			d.IndexMaxAge = bc.maxAge
+			h, err := d.Start(context.Background(), helperSpec(b, "bench", "sleep"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Stop(context.Background(), h, 0)
+			for b.Loop() {
+				if obs, err := d.Read(context.Background(), h); err != nil || obs == nil {
+					b.Fatal(obs, err)
+				}
+			}
+		})
+	}
+}

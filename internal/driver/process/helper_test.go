@@ -1,0 +1,135 @@
+package process
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/roofline/roofline/internal/driver"
+)
+
+// The test binary doubles as the engine (the go-task sleepit pattern): with
+// helperEnv set it runs one of the behaviours below instead of the tests.
+const helperEnv = "ROOFLINE_DRIVER_HELPER"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(helperEnv); mode != "" {
+		os.Exit(helper(mode))
+	}
+	os.Exit(m.Run())
+}
+
+func helper(mode string) int {
+	switch mode {
+	case "sleep":
+		fmt.Println("ready")
+	case "ignore-term":
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println("ready")
+	case "spawn", "spawn-newgroup":
+		// An engine that forks a worker, as vLLM and SGLang do. The worker
+		// ignores SIGTERM so only the final SIGKILL of Stop can end it.
+		self, _ := os.Executable()
+		child := exec.Command(self)
+		child.Env = append(os.Environ(), helperEnv+"=ignore-term")
+		if mode == "spawn-newgroup" {
+			child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		}
+		child.Stdout = os.Stdout
+		if err := child.Start(); err != nil {
+			fmt.Println("spawn failed:", err)
+			return 1
+		}
+		fmt.Printf("child %d\n", child.Process.Pid)
+	case "exit3":
+		fmt.Println("failing")
+		return 3
+	case "env":
+		env := os.Environ()
+		sort.Strings(env)
+		fmt.Println(strings.Join(env, "\n"))
+		return 0
+	case "fds":
+		// What a started engine inherits: the targets of its descriptors.
+		entries, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range entries {
+			target, _ := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
+			fmt.Printf("fd %s %s\n", e.Name(), target)
+		}
+		return 0
+	case "launch":
+		// A whole roofline in one: start a sleeper, print its handle, exit.
+		h, err := New().Start(context.Background(), driver.LaunchSpec{
+			Name: "adopted", Argv: []string{os.Args[0]}, LogPath: os.Getenv("HELPER_LOG"),
+			Env: map[string]string{helperEnv: "sleep"},
+		})
+		if err != nil {
+			fmt.Println("error", err)
+			return 1
+		}
+		b, _ := json.Marshal(h)
+		fmt.Println(string(b))
+		return 0
+	default:
+		fmt.Println("unknown helper mode", mode)
+		return 2
+	}
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// helperSpec is a spec that runs the test binary in mode.
+func helperSpec(t testing.TB, name, mode string) driver.LaunchSpec {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return driver.LaunchSpec{
+		Name:    name,
+		Argv:    []string{self, "-test.run=^$"},
+		Env:     map[string]string{helperEnv: mode},
+		LogPath: filepath.Join(t.TempDir(), name+".log"),
+	}
+}
+
+// waitLog polls the log at path until it contains want.
+func waitLog(t *testing.T, path, want string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(path)
+		if strings.Contains(string(b), want) {
+			return string(b)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("log %s never contained %q; it holds:\n%s", path, want, b)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// gone reports whether pid has exited (a zombie counts as exited).
+func gone(pid int) bool {
+	st, err := liveProc.stat(pid)
+	return err != nil || st.State == 'Z'
+}
+
+// stopAll makes sure nothing a test started outlives it.
+func stopAll(t *testing.T, d *Driver, h *driver.Handle) {
+	t.Cleanup(func() {
+		if h != nil {
+			_ = d.Stop(context.Background(), h, 0)
+		}
+	})
+}

@@ -1,0 +1,73 @@
+package process
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// MaxLogBytes is the size RotateLog keeps a running engine's log under.
+const MaxLogBytes = 64 << 20
+
+// PreviousLog is the path of the log kept from the run before.
+func PreviousLog(logPath string) string { return logPath + ".1" }
+
+// keepPrevious moves a non-empty log aside as PreviousLog before a start.
+// A process still writing it (the old server during a create-before-destroy
+// rollout) keeps writing to the moved file.
+func keepPrevious(logPath string) error {
+	st, err := os.Stat(logPath)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && st.Size() == 0) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("log file: %w", err)
+	}
+	if err := os.Rename(logPath, PreviousLog(logPath)); err != nil {
+		return fmt.Errorf("cannot keep the previous log: %w", err)
+	}
+	return nil
+}
+
+// RotateLog keeps a running engine's log under max bytes. The engine holds
+// the file open in append mode and roofline cannot make it reopen, so when
+// the log is over max its content is copied to PreviousLog and the file is
+// truncated in place (logrotate's copytruncate): the engine's next write
+// lands at the new end. Lines written between the copy and the truncation
+// are lost; that window is a few milliseconds. Roofline calls it whenever it
+// looks at a server (plan's refresh, status, logs), which bounds the log by
+// max plus what the engine writes between two looks.
+func RotateLog(logPath string, max int64) (rotated bool, err error) {
+	st, err := os.Stat(logPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if st.Size() <= max {
+		return false, nil
+	}
+	src, err := os.Open(logPath)
+	if err != nil {
+		return false, err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(PreviousLog(logPath), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return false, err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return false, fmt.Errorf("copying %s aside: %w", logPath, err)
+	}
+	if err := dst.Close(); err != nil {
+		return false, err
+	}
+	if err := os.Truncate(logPath, 0); err != nil {
+		return false, fmt.Errorf("truncating %s: %w", logPath, err)
+	}
+	return true, nil
+}

@@ -1,0 +1,317 @@
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// base declares the rehearsal engines and a Qwen3-8B folder. Engines load
+// in 300 ms so the suite stays quick.
+const base = `
+roofline {
+  inventory = "gpus.json"
+}
+
+engine "vllm" {
+  kind      = "vllm"
+  version   = "0.16.0"
+  rehearsal = true
+  env       = { ROOFLINE_REHEARSAL_LOAD_TIME = "300ms", ROOFLINE_REHEARSAL_TTFT = "5ms", ROOFLINE_REHEARSAL_ITL = "2ms" }
+}
+
+engine "sglang" {
+  kind      = "sglang"
+  version   = "0.5.6.post2"
+  rehearsal = true
+  env       = { ROOFLINE_REHEARSAL_LOAD_TIME = "300ms", ROOFLINE_REHEARSAL_TTFT = "5ms", ROOFLINE_REHEARSAL_ITL = "2ms" }
+}
+
+model "qwen" {
+  path        = "@MODELS@/qwen3-8b"
+  served_name = "qwen3-8b"
+}
+`
+
+const twoServers = base + `
+server "a" {
+  engine           = engine.vllm
+  model            = model.qwen
+  gpus             = [0]
+  port             = @PORT_A@
+  max_model_len    = 32768
+  tool_call_parser = "hermes"
+  gate {
+    smoke_toolcall = true
+  }
+}
+
+server "b" {
+  engine           = engine.sglang
+  model            = model.qwen
+  gpus             = [1]
+  port             = @PORT_B@
+  max_model_len    = 16384
+  tool_call_parser = "qwen25"
+  gate {
+    smoke_toolcall = true
+  }
+}
+`
+
+func chat(url, body string) error {
+	resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("reading the stream: %w", err)
+	}
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("status %d: %s", resp.StatusCode, b)
+	}
+	if !strings.Contains(string(b), "data: [DONE]") {
+		return fmt.Errorf("stream ended without [DONE]: %q", b)
+	}
+	return nil
+}
+
+func TestApplyFromEmptyThenNothing(t *testing.T) {
+	e := newEnv(t, twoServers)
+	e.mustRun(0, "validate")
+	plan := e.mustRun(2, "plan", "-detailed-exitcode")
+	if !strings.Contains(plan.stdout, "Plan: 2 to add, 0 to change, 0 to destroy.") {
+		t.Fatalf("plan:\n%s", plan)
+	}
+	r := e.mustRun(0, "apply", "-auto-approve")
+	if !strings.Contains(r.stdout, "Apply complete! Resources: 2 added, 0 changed, 0 destroyed.") {
+		t.Fatalf("apply:\n%s", r)
+	}
+	st := e.status()
+	for _, n := range []string{"a", "b"} {
+		s := st[n]
+		if !s.Running || s.Healthy == nil || !*s.Healthy || s.PID == 0 {
+			t.Fatalf("server %s: %+v", n, s)
+		}
+	}
+	// Both answer on their ports.
+	for _, p := range []string{"@PORT_A@", "@PORT_B@"} {
+		body := `{"model": "qwen3-8b", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4, "stream": true}`
+		if err := chat(fmt.Sprintf("http://127.0.0.1:%d", e.ports[p]), body); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	// A second apply changes nothing and starts nothing.
+	e.mustRun(0, "plan", "-detailed-exitcode")
+	r = e.mustRun(0, "apply", "-auto-approve")
+	if !strings.Contains(r.stdout, "No changes.") {
+		t.Fatalf("second apply:\n%s", r)
+	}
+	st2 := e.status()
+	for _, n := range []string{"a", "b"} {
+		if st2[n].PID != st[n].PID {
+			t.Errorf("server %s restarted: pid %d -> %d", n, st[n].PID, st2[n].PID)
+		}
+	}
+	// The log is there and diagnose reads it.
+	if r := e.mustRun(0, "logs", "a", "-n", "5"); r.stdout == "" {
+		t.Error("logs a printed nothing")
+	}
+	e.mustRun(0, "destroy", "-auto-approve")
+	if pids := launchedPids(e.dir); len(pids) > 0 {
+		t.Fatalf("destroy left processes: %v", pids)
+	}
+}
+
+const rollout = base + `
+server "q" {
+  engine           = engine.vllm
+  model            = model.qwen
+  gpus             = [0]
+  port             = @PORT_Q@
+  max_model_len    = MAXLEN
+  gpu_memory_utilization = 0.45
+  tool_call_parser = "hermes"
+  env              = { EXTRA }
+  gate {
+    smoke_toolcall = true
+  }
+  lifecycle {
+    create_before_destroy = true
+  }
+}
+`
+
+func rolloutConfig(maxLen, extra string) string {
+	return strings.NewReplacer("MAXLEN", maxLen, "EXTRA", extra).Replace(rollout)
+}
+
+// TestRolloutWithoutFailedRequests: a changed max_model_len on a
+// create_before_destroy server; a client sends requests throughout.
+func TestRolloutWithoutFailedRequests(t *testing.T) {
+	e := newEnv(t, rolloutConfig("32768", ""))
+	e.mustRun(0, "apply", "-auto-approve")
+	before := e.status()["q"]
+	url := fmt.Sprintf("http://127.0.0.1:%d", e.ports["@PORT_Q@"])
+	c := startClient(t, url, "qwen3-8b", 4)
+	time.Sleep(200 * time.Millisecond)
+
+	e.write(rolloutConfig("16384", ""))
+	plan := e.mustRun(2, "plan", "-detailed-exitcode")
+	if !strings.Contains(plan.stdout, "+/- server \"q\"") || !strings.Contains(plan.stdout, "max_model_len changed") {
+		t.Fatalf("plan should replace create-before-destroy:\n%s", plan)
+	}
+	e.mustRun(0, "apply", "-auto-approve")
+	time.Sleep(200 * time.Millisecond)
+	ok, failed := c.finish()
+	after := e.status()["q"]
+	if after.PID == before.PID || !after.Running {
+		t.Fatalf("not replaced: before %+v after %+v", before, after)
+	}
+	if len(failed) > 0 || ok == 0 {
+		t.Fatalf("%d requests ok, %d failed during the rollout: %v", ok, len(failed), failed[:min(5, len(failed))])
+	}
+	t.Logf("rollout: %d requests, none failed", ok)
+}
+
+// TestFailingNewServerKeepsOld injects each failure class into the new
+// server of a rollout: apply fails naming the class, the old one serves on.
+func TestFailingNewServerKeepsOld(t *testing.T) {
+	classes := []string{"oom_weights", "kv_too_small", "no_kv_memory", "free_mem_below_util", "missing_files",
+		"unsupported_arch", "driver_mismatch", "nccl_error", "oom_cudagraph", "port_in_use"}
+	if testing.Short() {
+		classes = classes[:2]
+	}
+	e := newEnv(t, rolloutConfig("32768", ""))
+	e.mustRun(0, "apply", "-auto-approve")
+	old := e.status()["q"]
+	url := fmt.Sprintf("http://127.0.0.1:%d", e.ports["@PORT_Q@"])
+	for _, class := range classes {
+		t.Run(class, func(t *testing.T) {
+			e.write(rolloutConfig("16384", fmt.Sprintf("ROOFLINE_REHEARSAL_FAIL = %q", class)))
+			r := e.run("apply", "-auto-approve")
+			if r.code != 1 {
+				t.Fatalf("want exit 1:\n%s", r)
+			}
+			if !strings.Contains(r.stderr, "Cause ("+class+")") {
+				t.Fatalf("the output should name %s:\n%s", class, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "keeps serving") {
+				t.Errorf("the output should say the old server keeps serving:\n%s", r.stderr)
+			}
+			now := e.status()["q"]
+			if now.PID != old.PID || !now.Running {
+				t.Fatalf("the old server must be untouched: %+v, was %+v", now, old)
+			}
+			body := `{"model": "qwen3-8b", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4, "stream": true}`
+			if err := chat(url, body); err != nil {
+				t.Fatalf("the old server stopped serving: %v", err)
+			}
+		})
+	}
+}
+
+// TestCrashShowsAsDriftAndIsRestarted kills the engine behind roofline's back.
+func TestCrashShowsAsDriftAndIsRestarted(t *testing.T) {
+	e := newEnv(t, twoServers)
+	e.mustRun(0, "apply", "-auto-approve")
+	a := e.status()["a"]
+	if err := syscall.Kill(-a.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, a.PID)
+	plan := e.mustRun(2, "plan", "-detailed-exitcode")
+	if !strings.Contains(plan.stdout, "Objects have changed outside of roofline") || !strings.Contains(plan.stdout, "server.a: the process is gone") {
+		t.Fatalf("drift not shown:\n%s", plan)
+	}
+	if !strings.Contains(plan.stdout, "Plan: 1 to add, 0 to change, 0 to destroy.") {
+		t.Fatalf("plan:\n%s", plan)
+	}
+	e.mustRun(0, "apply", "-auto-approve")
+	if s := e.status()["a"]; !s.Running || s.PID == a.PID {
+		t.Fatalf("not restarted: %+v", s)
+	}
+}
+
+func waitGone(t *testing.T, pid int) {
+	for i := 0; i < 200; i++ {
+		if err := syscall.Kill(pid, 0); err != nil {
+			return
+		}
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) && b[i+2] == 'Z' {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("pid %d did not exit", pid)
+}
+
+// TestConcurrentApplies: the second apply waits for the lock; nothing is
+// started twice.
+func TestConcurrentApplies(t *testing.T) {
+	e := newEnv(t, twoServers)
+	done := make(chan result, 2)
+	for i := 0; i < 2; i++ {
+		go func() { done <- e.run("apply", "-auto-approve", "-lock-timeout=2m") }()
+	}
+	r1, r2 := <-done, <-done
+	if r1.code != 0 || r2.code != 0 {
+		t.Fatalf("both applies must succeed:\n%s\n%s", r1, r2)
+	}
+	// One of them created both servers; the other found nothing to do.
+	created := strings.Count(r1.stdout+r2.stdout, "Creation complete")
+	if created != 2 {
+		t.Fatalf("want 2 creations in total, got %d:\n%s\n%s", created, r1, r2)
+	}
+	if pids := launchedPids(e.dir); len(pids) != 4 { // two engines, each with its worker
+		t.Logf("live processes: %v", pids)
+	}
+	st := e.status()
+	if len(st) != 2 {
+		t.Fatalf("status: %v", st)
+	}
+}
+
+// TestFailedStartIsExplained: a start that fails is classified, stopped and
+// recorded as failed; diagnose names it again later.
+func TestFailedStartIsExplained(t *testing.T) {
+	cfg := strings.Replace(twoServers, `tool_call_parser = "hermes"`, "tool_call_parser = \"hermes\"\n  env = { ROOFLINE_REHEARSAL_FAIL = \"oom_weights\" }", 1)
+	e := newEnv(t, cfg)
+	r := e.run("apply", "-auto-approve")
+	if r.code != 1 || !strings.Contains(r.stderr, "Cause (oom_weights)") || !strings.Contains(r.stderr, "Action:") {
+		t.Fatalf("apply:\n%s", r)
+	}
+	st := e.status()
+	if st["a"].Status != "failed" || st["a"].PID != 0 || !st["b"].Running {
+		t.Fatalf("status: %+v", st)
+	}
+	d := e.mustRun(0, "diagnose", "a", "-json")
+	if !strings.Contains(d.stdout, `"class": "oom_weights"`) {
+		t.Fatalf("diagnose:\n%s", d)
+	}
+}
+
+// logLines returns the lines of the server's log, for debugging failures.
+func logLines(e *env, name string) []string {
+	f, err := os.Open(filepath.Join(e.dir, ".roofline", "logs", name+".log"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}

@@ -1,0 +1,411 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/roofline/roofline/internal/config"
+)
+
+// Launch is how to start one server: the full argv and the environment the
+// engine needs on top of the process's own.
+type Launch struct {
+	Argv []string
+	Env  map[string]string
+}
+
+// EnvList returns Env as sorted KEY=VALUE strings.
+func (l *Launch) EnvList() []string {
+	out := make([]string, 0, len(l.Env))
+	for k, v := range l.Env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// airGapEnv keeps engines off the network (seed-runtime.md, Air-gap).
+var airGapEnv = []string{"HF_HUB_OFFLINE=1", "TRANSFORMERS_OFFLINE=1", "VLLM_NO_USAGE_STATS=1", "DO_NOT_TRACK=1"}
+
+// AirGapEnv returns the variables every launch gets: HF_HUB_OFFLINE=1,
+// TRANSFORMERS_OFFLINE=1, VLLM_NO_USAGE_STATS=1, DO_NOT_TRACK=1.
+func AirGapEnv() map[string]string {
+	m := map[string]string{}
+	for _, kv := range airGapEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
+// arg is one rendered flag and where it comes from.
+type arg struct {
+	flag   string
+	values []string
+	attr   string // the server attribute that renders it; "" for a flag the engine needs
+	why    string // for an engine-added flag: why roofline adds it
+}
+
+type renderer struct {
+	s     *config.Server
+	m     *config.Model
+	e     *config.Engine
+	inst  *Installed
+	kind  string
+	diags hcl.Diagnostics
+}
+
+// Render builds the command line and environment of server s for engine e,
+// and checks every flag against the installed flag list inst (nil: render
+// without checks, e.g. when the engine is not installed here).
+//
+// Argv is Command(e, self), for vLLM `serve MODEL_PATH`, then the flags in
+// the seed's order: model and served name (and host, port), parallelism,
+// context, memory, parsers (and chat template), quantization and KV cache,
+// batching (and eager mode, prefix caching), speculation, then extra_args.
+// An attribute left at its zero value renders nothing, so the engine's
+// default applies; tensor and pipeline parallelism render above 1.
+//
+// Env is CUDA_VISIBLE_DEVICES from gpus, the air-gap variables, then the
+// engine's env, then the server's (the server wins).
+func Render(s *config.Server, m *config.Model, e *config.Engine, inst *Installed, self string) (*Launch, hcl.Diagnostics) {
+	r := &renderer{s: s, m: m, e: e, inst: inst, kind: e.Kind}
+	prefix := Command(e, self)
+	if prefix == nil {
+		rng := e.DeclRange
+		detail := fmt.Sprintf("Engine %q has no command: set command, or rehearsal = true.", e.Name)
+		if e.Image != "" {
+			detail = fmt.Sprintf("Engine %q uses a docker image; docker engines are not supported yet. Use a local install (command = [...]) or the rehearsal engine (rehearsal = true).", e.Name)
+		}
+		r.errorf(&rng, "Engine cannot be launched", "%s", detail)
+		return nil, r.diags
+	}
+	if m == nil {
+		rng := s.Range("model")
+		r.errorf(&rng, "Server has no model", "Server %q needs model = model.NAME.", s.Name)
+		return nil, r.diags
+	}
+	args := r.args()
+	argv := append([]string(nil), prefix...)
+	if r.kind == config.KindVLLM {
+		argv = append(argv, "serve", m.Path)
+	}
+	for _, a := range args {
+		argv = append(argv, a.flag)
+		argv = append(argv, a.values...)
+	}
+	argv = append(argv, s.ExtraArgs...)
+	if inst != nil && inst.Flags != nil {
+		owned := r.checkRendered(args)
+		r.checkExtra(owned)
+	}
+	return &Launch{Argv: argv, Env: r.env()}, r.diags
+}
+
+func (r *renderer) errorf(rng *hcl.Range, summary, format string, a ...any) {
+	r.diags = append(r.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, a...), Subject: rng})
+}
+
+func (r *renderer) warnf(rng *hcl.Range, summary, format string, a ...any) {
+	r.diags = append(r.diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary, Detail: fmt.Sprintf(format, a...), Subject: rng})
+}
+
+// rangeOf points a diagnostic at a server attribute, or at the engine
+// reference for flags the engine needs.
+func (r *renderer) rangeOf(attr string) *hcl.Range {
+	if attr == "" {
+		attr = "engine"
+	}
+	rng := r.s.Range(attr)
+	return &rng
+}
+
+func (r *renderer) engineName() string {
+	if r.inst != nil {
+		return r.inst.Name()
+	}
+	return displayName(r.kind, r.e.Version)
+}
+
+// has reports whether the installed engine has a flag; with no probe it
+// answers from the version.
+func (r *renderer) has(flag string, fallback bool) bool {
+	if r.inst == nil || r.inst.Flags == nil {
+		return fallback
+	}
+	f := r.inst.Flags.Lookup(flag)
+	return f != nil && !f.Deprecated
+}
+
+func (r *renderer) args() []arg {
+	s, vllm := r.s, r.kind == config.KindVLLM
+	pick := func(v, sg string) string {
+		if vllm {
+			return v
+		}
+		return sg
+	}
+	var out []arg
+	add := func(attr, flag string, values ...string) {
+		out = append(out, arg{flag: flag, values: values, attr: attr})
+	}
+	itoa := strconv.Itoa
+
+	// 1. Model and name (the endpoint's address with them).
+	if !vllm {
+		add("model", "--model-path", r.m.Path)
+	}
+	name := r.m.ServedName
+	if name == "" {
+		name = r.m.Name
+	}
+	add("model", "--served-model-name", name)
+	if s.Host != "" {
+		add("host", "--host", s.Host)
+	}
+	switch {
+	case s.Port > 0:
+		add("port", "--port", itoa(s.Port))
+	case !vllm:
+		r.errorf(r.rangeOf("port"), "Server needs a port", "Server %q has no port; SGLang would listen on 30000. Set port = N.", s.Name)
+	}
+	// 2. Parallelism.
+	if s.TensorParallel > 1 {
+		add("tensor_parallel", pick("--tensor-parallel-size", "--tp-size"), itoa(s.TensorParallel))
+	}
+	if s.PipelineParallel > 1 {
+		add("pipeline_parallel", pick("--pipeline-parallel-size", "--pp-size"), itoa(s.PipelineParallel))
+	}
+	// 3. Context.
+	if s.MaxModelLen > 0 {
+		add("max_model_len", pick("--max-model-len", "--context-length"), itoa(s.MaxModelLen))
+	}
+	// 4. Memory.
+	if s.GPUMemoryUtilization > 0 {
+		add("gpu_memory_utilization", pick("--gpu-memory-utilization", "--mem-fraction-static"),
+			strconv.FormatFloat(s.GPUMemoryUtilization, 'f', -1, 64))
+	}
+	// 5. Parsers.
+	if s.ToolCallParser != "" {
+		if vllm {
+			out = append(out, arg{flag: "--enable-auto-tool-choice", attr: "tool_call_parser", why: "vLLM needs it to use a tool-call parser"})
+		}
+		add("tool_call_parser", "--tool-call-parser", s.ToolCallParser)
+	}
+	if s.ReasoningParser != "" {
+		// vLLM before 0.10 also needed --enable-reasoning; later it is gone.
+		if vllm && r.has("--enable-reasoning", CompareVersions(r.e.Version, "0.10.0") < 0) {
+			out = append(out, arg{flag: "--enable-reasoning", attr: "reasoning_parser", why: "this vLLM needs it to use a reasoning parser"})
+		}
+		add("reasoning_parser", "--reasoning-parser", s.ReasoningParser)
+	}
+	if s.ChatTemplate != "" {
+		add("chat_template", "--chat-template", s.ChatTemplate)
+	}
+	// 6. Quantization and KV cache.
+	if s.Quantization != "" {
+		add("quantization", "--quantization", s.Quantization)
+	}
+	if s.KVCacheDtype != "" {
+		if v, ok := r.kvDtype(s.KVCacheDtype); ok {
+			add("kv_cache_dtype", "--kv-cache-dtype", v)
+		}
+	}
+	// 7. Batching.
+	if s.MaxNumSeqs > 0 {
+		add("max_num_seqs", pick("--max-num-seqs", "--max-running-requests"), itoa(s.MaxNumSeqs))
+	}
+	if vllm {
+		out = append(out, r.vllmBatching()...)
+	} else {
+		if s.MaxNumBatchedTokens > 0 {
+			add("max_num_batched_tokens", "--max-prefill-tokens", itoa(s.MaxNumBatchedTokens))
+		}
+		if s.ChunkedPrefillSize != 0 {
+			add("chunked_prefill_size", "--chunked-prefill-size", itoa(s.ChunkedPrefillSize))
+		}
+	}
+	if s.EnforceEager {
+		add("enforce_eager", pick("--enforce-eager", "--disable-cuda-graph"))
+	}
+	if p := s.EnablePrefixCaching; p != nil {
+		switch {
+		case vllm && *p:
+			add("enable_prefix_caching", "--enable-prefix-caching")
+		case vllm:
+			add("enable_prefix_caching", "--no-enable-prefix-caching")
+		case !*p:
+			add("enable_prefix_caching", "--disable-radix-cache") // SGLang's radix cache is on by default
+		}
+	}
+	// 8. Speculation.
+	if s.SpeculativeConfig != "" {
+		out = append(out, r.speculation()...)
+	}
+	if !vllm {
+		out = append(out, arg{flag: "--enable-metrics", why: "the gates read /metrics, which SGLang serves only with it"})
+	}
+	return out
+}
+
+// vllmBatching maps the batching attributes to vLLM, where the prefill
+// chunk is the per-step token budget (--max-num-batched-tokens).
+func (r *renderer) vllmBatching() []arg {
+	s := r.s
+	var out []arg
+	tokens, attr := s.MaxNumBatchedTokens, "max_num_batched_tokens"
+	if s.ChunkedPrefillSize > 0 {
+		if tokens > 0 && tokens != s.ChunkedPrefillSize {
+			r.errorf(r.rangeOf("chunked_prefill_size"), "Conflicting batch settings",
+				"vLLM's prefill chunk is its per-step token budget, --max-num-batched-tokens: chunked_prefill_size = %d and max_num_batched_tokens = %d cannot both hold. Set one of them.",
+				s.ChunkedPrefillSize, tokens)
+		}
+		if tokens == 0 {
+			tokens, attr = s.ChunkedPrefillSize, "chunked_prefill_size"
+		}
+	}
+	if tokens > 0 {
+		out = append(out, arg{flag: "--max-num-batched-tokens", values: []string{strconv.Itoa(tokens)}, attr: attr})
+	}
+	if s.ChunkedPrefillSize < 0 {
+		out = append(out, arg{flag: "--no-enable-chunked-prefill", attr: "chunked_prefill_size"})
+	}
+	return out
+}
+
+// kvDtype translates a KV cache dtype name to the engine's spelling.
+func (r *renderer) kvDtype(v string) (string, bool) {
+	switch {
+	case r.kind == config.KindVLLM && v == "bf16":
+		return "bfloat16", true
+	case r.kind == config.KindSGLang && v == "fp8":
+		valid := "auto, fp8_e5m2, fp8_e4m3, bf16, bfloat16, fp4_e2m1"
+		if f := r.flag("--kv-cache-dtype"); f != nil && len(f.Choices) > 0 {
+			valid = strings.Join(f.Choices, ", ")
+		}
+		r.errorf(r.rangeOf("kv_cache_dtype"), "KV cache dtype has no SGLang equivalent",
+			`kv_cache_dtype "fp8" is vLLM's name (FP8 E4M3 on CUDA). %s names the FP8 formats fp8_e4m3 and fp8_e5m2; valid values: %s.`, r.engineName(), valid)
+		return "", false
+	}
+	return v, true
+}
+
+func (r *renderer) flag(name string) *Flag {
+	if r.inst == nil {
+		return nil
+	}
+	return r.inst.Flags.Lookup(name)
+}
+
+// speculation renders speculative_config: vLLM takes the JSON as it is;
+// SGLang gets its --speculative-* flags from the common keys.
+func (r *renderer) speculation() []arg {
+	js := r.s.SpeculativeConfig
+	var cfg map[string]any
+	if err := json.Unmarshal([]byte(js), &cfg); err != nil {
+		r.errorf(r.rangeOf("speculative_config"), "Invalid speculative_config",
+			"speculative_config must be a JSON object such as {\"method\": \"eagle3\", \"model\": \"/models/draft\", \"num_speculative_tokens\": 3}: %v.", err)
+		return nil
+	}
+	if r.kind == config.KindVLLM {
+		return []arg{{flag: "--speculative-config", values: []string{js}, attr: "speculative_config"}}
+	}
+	algos := map[string]string{"eagle": "EAGLE", "eagle3": "EAGLE3", "ngram": "NGRAM", "mtp": "NEXTN", "deepseek_mtp": "NEXTN",
+		"nextn": "NEXTN", "draft_model": "STANDALONE", "standalone": "STANDALONE"}
+	var out []arg
+	add := func(flag string, v string) {
+		out = append(out, arg{flag: flag, values: []string{v}, attr: "speculative_config"})
+	}
+	method, _ := cfg["method"].(string)
+	algo, ok := algos[strings.ToLower(method)]
+	if !ok {
+		r.errorf(r.rangeOf("speculative_config"), "Unsupported speculative method for SGLang",
+			"speculative_config method %q has no SGLang algorithm roofline knows; use eagle, eagle3, mtp, ngram or draft_model, or pass SGLang's --speculative-* flags in extra_args.", method)
+		return nil
+	}
+	add("--speculative-algorithm", algo)
+	keys := make([]string, 0, len(cfg))
+	for k := range cfg {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		switch v := cfg[k]; k {
+		case "method":
+		case "model":
+			s, _ := v.(string)
+			add("--speculative-draft-model-path", s)
+		case "num_speculative_tokens":
+			n, ok := v.(float64)
+			if !ok || n < 1 || n != float64(int(n)) {
+				r.errorf(r.rangeOf("speculative_config"), "Invalid speculative_config", "num_speculative_tokens must be a whole number ≥ 1.")
+				return nil
+			}
+			if algo == "NGRAM" {
+				add("--speculative-num-draft-tokens", strconv.Itoa(int(n)))
+				continue
+			}
+			// A chain of n draft steps: SGLang's documented setting for
+			// top-k 1 is num_draft_tokens = num_steps + 1.
+			add("--speculative-num-steps", strconv.Itoa(int(n)))
+			add("--speculative-eagle-topk", "1")
+			add("--speculative-num-draft-tokens", strconv.Itoa(int(n)+1))
+		default:
+			r.errorf(r.rangeOf("speculative_config"), "Unsupported speculative_config key for SGLang",
+				"speculative_config key %q has no SGLang equivalent roofline knows (it maps method, model and num_speculative_tokens). Pass SGLang's --speculative-* flags in extra_args instead.", k)
+			return nil
+		}
+	}
+	return out
+}
+
+// env builds the launch environment and flags settings that undo what
+// roofline relies on.
+func (r *renderer) env() map[string]string {
+	env := map[string]string{}
+	if len(r.s.GPUs) > 0 {
+		ids := make([]string, len(r.s.GPUs))
+		for i, g := range r.s.GPUs {
+			ids[i] = strconv.Itoa(g)
+		}
+		env["CUDA_VISIBLE_DEVICES"] = strings.Join(ids, ",")
+	}
+	gpus := env["CUDA_VISIBLE_DEVICES"]
+	airGap := AirGapEnv()
+	for k, v := range airGap {
+		env[k] = v
+	}
+	for _, src := range []struct {
+		env  map[string]string
+		rng  hcl.Range
+		what string
+	}{
+		{r.e.Env, r.e.Range("env"), fmt.Sprintf("engine %q", r.e.Name)},
+		{r.s.Env, r.s.Range("env"), fmt.Sprintf("server %q", r.s.Name)},
+	} {
+		keys := make([]string, 0, len(src.env))
+		for k := range src.env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v := src.env[k]
+			rng := src.rng
+			switch {
+			case k == "CUDA_VISIBLE_DEVICES" && v != gpus:
+				r.errorf(&rng, "CUDA_VISIBLE_DEVICES set in env",
+					"The env of %s sets CUDA_VISIBLE_DEVICES=%s, but roofline places servers and counts GPU memory by gpus. Remove it and set gpus = [...] on the server instead.", src.what, v)
+				continue
+			case airGap[k] != "" && v != airGap[k]:
+				r.warnf(&rng, "Air-gap variable overridden",
+					"The env of %s sets %s=%s; roofline sets %s=%s so engines stay off the network. Remove it unless this host is meant to download.", src.what, k, v, k, airGap[k])
+			}
+			env[k] = v
+		}
+	}
+	return env
+}

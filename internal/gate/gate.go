@@ -1,0 +1,156 @@
+// Package gate holds the checks a server must pass before roofline promotes
+// it: Health (more than /health), Smoke (tool calls through the parser, and
+// reasoning) and Bench (a load generator reporting vllm bench serve's
+// metrics), plus the SSE reader they share. It talks plain HTTP to any
+// OpenAI-compatible server and knows the vLLM and SGLang specifics
+// (gates.md).
+package gate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Engine kinds of a Target (the config's kinds).
+const (
+	EngineVLLM   = "vllm"
+	EngineSGLang = "sglang"
+)
+
+// Target is the server a gate talks to.
+type Target struct {
+	BaseURL string `json:"base_url"` // "http://127.0.0.1:8000", no /v1
+	Model   string `json:"model"`    // the served model name
+	Engine  string `json:"engine"`   // EngineVLLM, EngineSGLang, or "" for any OpenAI-compatible server
+}
+
+// url joins the base URL and path.
+func (t Target) url(path string) string { return strings.TrimRight(t.BaseURL, "/") + path }
+
+// Validate checks the base URL.
+func (t Target) Validate() error {
+	u, err := url.Parse(t.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("server URL %q is not an http(s) URL; give it as http://HOST:PORT", t.BaseURL)
+	}
+	switch t.Engine {
+	case "", EngineVLLM, EngineSGLang:
+	default:
+		return fmt.Errorf("engine %q is not vllm or sglang", t.Engine)
+	}
+	return nil
+}
+
+// NewClient returns an HTTP client tuned for gating and load: keep-alive
+// connections for up to conns streams at once (Go's default keeps only 2 idle
+// per host, which makes a benchmark open a new connection per request), no
+// HTTP/2 (the engines speak HTTP/1.1), no compression and no overall timeout
+// (streams run long; callers use contexts).
+func NewClient(conns int) *http.Client {
+	conns = max(conns, 4)
+	tr := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        conns,
+		MaxIdleConnsPerHost: conns,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+		WriteBufferSize:     16 << 10,
+		ReadBufferSize:      64 << 10,
+	}
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	tr.Protocols = &protos
+	return &http.Client{Transport: tr}
+}
+
+// getJSON GETs path and decodes a JSON answer into v (when v is not nil).
+// It returns the status and the body.
+func getJSON(ctx context.Context, c *http.Client, t Target, path string, v any) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.url(path), nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, explainDial(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return resp.StatusCode, body, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if v != nil && resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(body, v); err != nil {
+			return resp.StatusCode, body, fmt.Errorf("%s did not return JSON: %w", path, err)
+		}
+	}
+	return resp.StatusCode, body, nil
+}
+
+// postJSON POSTs body as JSON and returns the response (the caller closes
+// it) or an error with the server's error message for a non-2xx status.
+func postJSON(ctx context.Context, c *http.Client, t Target, path string, body any) (*http.Response, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url(path), bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, explainDial(err)
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if e := ParseAPIError(resp.StatusCode, data); e != nil {
+			return nil, e
+		}
+		return nil, &APIError{Status: resp.StatusCode, Message: snippet(data)}
+	}
+	return resp, nil
+}
+
+// snippet shortens a body for a message.
+func snippet(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// explainDial turns a refused connection into a sentence.
+func explainDial(err error) error {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("connection refused: nothing listens there (the server is not running, still loading, or on another port): %w", err)
+	}
+	return err
+}
+
+// isRefused reports a refused connection (vLLM while it loads).
+func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
+
+// closeBody reads what is left of a response (after [DONE], the chunked
+// encoding's last chunk) before closing it: Go's transport reuses a
+// keep-alive connection only for a body read to its end, and a benchmark
+// that reconnects for every request measures TCP set-up as latency.
+func closeBody(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 256<<10))
+	body.Close()
+}

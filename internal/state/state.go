@@ -1,0 +1,253 @@
+package state
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"sort"
+	"time"
+)
+
+// CurrentFormat is the format_version this roofline reads and writes. Any
+// change to the JSON shape, additive or not, bumps it: the reader rejects
+// unknown fields, so an older roofline never silently drops what a newer one
+// recorded.
+const CurrentFormat = 1
+
+// Server statuses.
+const (
+	StatusStarting = "starting" // started, not yet past its health gate
+	StatusReady    = "ready"    // passed its gates
+	StatusFailed   = "failed"   // failed a gate or exited; kept so plan can report it
+	StatusStopping = "stopping" // a stop was requested and not confirmed
+)
+
+// Drivers that run a server.
+const (
+	DriverProcess = "process"
+	DriverDocker  = "docker"
+)
+
+var (
+	knownStatus = map[string]bool{StatusStarting: true, StatusReady: true, StatusFailed: true, StatusStopping: true}
+	knownDriver = map[string]bool{DriverProcess: true, DriverDocker: true}
+)
+
+// File is one state: everything roofline started and still manages.
+//
+// Serial and Lineage are maintained by the Manager: Write assigns a lineage
+// to a state that has none and bumps Serial when (and only when) the content
+// changed, so callers never touch either. A File read from a missing state
+// file has Serial 0 and an empty Lineage; a plan made from it records exactly
+// that, and apply refuses it once any state has been written since.
+type File struct {
+	FormatVersion   int                `json:"format_version"`
+	Serial          uint64             `json:"serial"`
+	Lineage         string             `json:"lineage"`
+	RooflineVersion string             `json:"roofline_version"`
+	Servers         map[string]*Server `json:"servers"` // key: server name
+}
+
+// NewFile returns an empty state that has never been written.
+func NewFile() *File {
+	return &File{FormatVersion: CurrentFormat, Servers: map[string]*Server{}}
+}
+
+// Server is one engine process (or container) that roofline started.
+type Server struct {
+	Name   string    `json:"name"`
+	Engine EngineRef `json:"engine"`
+	Model  ModelRef  `json:"model"`
+
+	// Argv is the rendered command line as roofline passed it, with secret
+	// flag values redacted (RedactArgv). Env holds only the variables roofline
+	// set on top of the driver's base environment, secrets redacted
+	// (RedactEnv); compare with EnvEqual / ArgvEqual, not ==.
+	Argv []string          `json:"argv"`
+	Env  map[string]string `json:"env,omitempty"`
+	// CommandLen is how many leading words of Argv are the engine's command
+	// (an install path, not a setting); plan's argv diff skips them.
+	CommandLen int `json:"command_len,omitempty"`
+
+	GPUs   []int  `json:"gpus"`
+	Host   string `json:"host"` // address the engine binds
+	Port   int    `json:"port"`
+	Driver string `json:"driver"` // DriverProcess | DriverDocker
+
+	// Process identity (DriverProcess). A pid alone is not an identity: pids
+	// are reused. The process is ours only while PID, StartTime (clock ticks
+	// since boot, /proc/<pid>/stat field 22) and BootID all match.
+	PID       int    `json:"pid"`
+	PGID      int    `json:"pgid"`
+	StartTime uint64 `json:"start_time"`
+	BootID    string `json:"boot_id"`
+	// Cmdline is /proc/<pid>/cmdline read right after the start; it differs
+	// from Argv when Argv[0] is a script (the interpreter comes first).
+	Cmdline []string `json:"cmdline,omitempty"`
+
+	// LaunchID is written to the state before the process starts and passed
+	// to it in ROOFLINE_LAUNCH_ID, so a process whose pid never reached the
+	// state (roofline killed in between) is still found and adopted.
+	LaunchID string `json:"launch_id,omitempty"`
+
+	ContainerID string `json:"container_id,omitempty"` // DriverDocker
+	LogPath     string `json:"log_path"`
+
+	Status    string    `json:"status"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	ReadyAt   time.Time `json:"ready_at,omitzero"`
+
+	// ConfigHash is the planner's hash of the desired server this process was
+	// started from; plan compares it to decide between no-op and replace.
+	ConfigHash string `json:"config_hash"`
+	// GateHash is the hash of the gate settings last applied; a change is an
+	// in-place update.
+	GateHash string `json:"gate_hash,omitempty"`
+
+	// BackendPort is where the engine listens when a roofline proxy fronts
+	// it on Port (servers with create_before_destroy); 0 without a proxy.
+	BackendPort int `json:"backend_port,omitempty"`
+	// Proxy is the front proxy process, when there is one. It outlives
+	// replacements of the engine behind it.
+	Proxy *Process `json:"proxy,omitempty"`
+	// Deposed is the previous instance while a create-before-destroy
+	// replacement overlaps it (Terraform's deposed object): recorded so that
+	// a killed apply never loses track of it.
+	Deposed *Server `json:"deposed,omitempty"`
+
+	Gate      *GateResult `json:"gate,omitempty"`
+	Footprint *Footprint  `json:"footprint,omitempty"` // measured from the engine's start-up log
+	Predicted *Footprint  `json:"predicted,omitempty"` // what plan's VRAM model predicted
+}
+
+// Addr is the server's address in plans and commands: "server.NAME".
+func (s *Server) Addr() string { return "server." + s.Name }
+
+// Process identifies a helper process roofline started (the front proxy).
+type Process struct {
+	ContainerID string   `json:"container_id,omitempty"` // docker driver
+	PID         int      `json:"pid"`
+	PGID        int      `json:"pgid"`
+	StartTime   uint64   `json:"start_time"`
+	BootID      string   `json:"boot_id"`
+	Cmdline     []string `json:"cmdline,omitempty"`
+	LogPath     string   `json:"log_path,omitempty"`
+}
+
+// EngineRef identifies the engine install a server was started with.
+type EngineRef struct {
+	Name    string `json:"name"` // the engine block's name
+	Kind    string `json:"kind"` // "vllm" | "sglang"
+	Version string `json:"version"`
+	// Identity is the engine layer's fingerprint of the install: a hash of
+	// the executable's path, size and mtime, or an image digest. A change
+	// means the install changed under the running server.
+	Identity string `json:"identity"`
+}
+
+// ModelRef identifies the model folder a server serves.
+type ModelRef struct {
+	Name        string `json:"name"` // the model block's name
+	Path        string `json:"path"`
+	ServedName  string `json:"served_name"`
+	Fingerprint string `json:"fingerprint"` // the model layer's cheap fingerprint of the folder
+}
+
+// GateResult is the outcome of a server's promotion gates. The per-gate
+// summaries belong to the gate package; the state stores them verbatim.
+type GateResult struct {
+	Passed    bool            `json:"passed"`
+	CheckedAt time.Time       `json:"checked_at,omitzero"`
+	Health    json.RawMessage `json:"health,omitempty"`
+	Smoke     json.RawMessage `json:"smoke,omitempty"`
+	Bench     json.RawMessage `json:"bench,omitempty"`
+}
+
+// Footprint is a server's memory use: measured from its log, or predicted.
+type Footprint struct {
+	WeightsGiB     float64 `json:"weights_gib"`
+	KVCacheGiB     float64 `json:"kv_cache_gib"`
+	KVTokens       int64   `json:"kv_tokens"`
+	MaxConcurrency float64 `json:"max_concurrency"` // full-context requests the KV cache holds
+}
+
+// Names returns the server names in sorted order.
+func (f *File) Names() []string {
+	names := make([]string, 0, len(f.Servers))
+	for n := range f.Servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Server returns the named server, or nil.
+func (f *File) Server(name string) *Server {
+	if f == nil {
+		return nil
+	}
+	return f.Servers[name]
+}
+
+// Set records s under its name, replacing any earlier record.
+func (f *File) Set(s *Server) {
+	if f.Servers == nil {
+		f.Servers = map[string]*Server{}
+	}
+	f.Servers[s.Name] = s
+}
+
+// Remove forgets the named server and returns what was recorded (nil when
+// there was nothing).
+func (f *File) Remove(name string) *Server {
+	s := f.Servers[name]
+	delete(f.Servers, name)
+	return s
+}
+
+// Clone returns a deep copy: a caller may change the copy without touching f.
+func (f *File) Clone() *File {
+	if f == nil {
+		return nil
+	}
+	c := *f
+	c.Servers = make(map[string]*Server, len(f.Servers))
+	for k, s := range f.Servers {
+		c.Servers[k] = s.Clone()
+	}
+	return &c
+}
+
+// Clone returns a deep copy of s.
+func (s *Server) Clone() *Server {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.Argv = slices.Clone(s.Argv)
+	c.Env = maps.Clone(s.Env)
+	c.GPUs = slices.Clone(s.GPUs)
+	c.Cmdline = slices.Clone(s.Cmdline)
+	if s.Gate != nil {
+		g := *s.Gate
+		g.Health = slices.Clone(s.Gate.Health)
+		g.Smoke = slices.Clone(s.Gate.Smoke)
+		g.Bench = slices.Clone(s.Gate.Bench)
+		c.Gate = &g
+	}
+	if s.Footprint != nil {
+		fp := *s.Footprint
+		c.Footprint = &fp
+	}
+	if s.Predicted != nil {
+		fp := *s.Predicted
+		c.Predicted = &fp
+	}
+	if s.Proxy != nil {
+		p := *s.Proxy
+		p.Cmdline = slices.Clone(s.Proxy.Cmdline)
+		c.Proxy = &p
+	}
+	c.Deposed = s.Deposed.Clone()
+	return &c
+}
