@@ -58,7 +58,10 @@ type Command struct {
 	Planned bool
 	// Hidden commands are not listed (internal entry points such as rehearsal).
 	Hidden bool
-	Run    func(m *Meta, args []string) int
+	// RawArgs passes the arguments through untouched, -h included: the
+	// rehearsal engine answers its emulated program's own --help.
+	RawArgs bool
+	Run     func(m *Meta, args []string) int
 }
 
 var commands = map[string]*Command{}
@@ -140,7 +143,7 @@ func Main(args []string, streams Streams) int {
 		return ExitError
 	}
 	for _, a := range rest {
-		if a == "--" {
+		if cmd.RawArgs || a == "--" {
 			break
 		}
 		if a == "-h" || a == "-help" || a == "--help" {

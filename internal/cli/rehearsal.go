@@ -25,8 +25,9 @@ func init() {
   roofline starts it itself for an engine block with rehearsal = true.
   The ROOFLINE_REHEARSAL_* environment variables are in docs/rehearsal.md.
 `,
-		Hidden: true,
-		Run:    runRehearsal,
+		Hidden:  true,
+		RawArgs: true,
+		Run:     runRehearsal,
 	})
 }
 

@@ -172,8 +172,6 @@ type reqRecord struct {
 	err                   string
 }
 
-var tmpHook func(string, time.Time)
-
 // readerPool keeps SSE readers and chunks between requests, so the hot loop
 // allocates nothing per chunk.
 var readerPool = sync.Pool{New: func() any {
@@ -444,7 +442,6 @@ func (b *bencher) one(ctx context.Context, i int, start time.Time, scheduled tim
 	req.Header.Set("X-Request-Id", fmt.Sprintf("roofline-bench-%d-%d", start.UnixNano()%1e9, i))
 
 	sent := time.Now()
-	if tmpHook != nil { tmpHook(fmt.Sprintf("roofline-bench-%d-%d", start.UnixNano()%1e9, i), sent) }
 	rec.sent = sent.Sub(start)
 	defer func() { rec.done = time.Since(start) }()
 	resp, err := b.client.Do(req)

@@ -29,6 +29,7 @@ func TestParseIndex(t *testing.T) {
 		{`{"weight_map":{"a":3}}`, "not a file name"},
 		{`{"weight_map":{"a":"x"}} x`, "unexpected data"},
 		{`[]`, "want '{'"},
+		{"{\"weight_map\":{\"a\":\"\xff\"}}", "not UTF-8"},
 	} {
 		if _, err := parseIndex([]byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.in, err, tc.want)

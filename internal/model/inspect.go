@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Files the air-gapped seed requires beside the weights.
@@ -258,6 +259,9 @@ func readIndex(dir string) (*index, *Problem) {
 // parseIndex reads model.safetensors.index.json with the header parser:
 // DeepSeek-V3's is 9 MB with 92,000 entries, too slow for encoding/json.
 func parseIndex(data []byte) (*index, error) {
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("it is not UTF-8 text")
+	}
 	p := &parser{buf: string(data)}
 	idx := &index{data: data}
 	err := p.object(func(key string) error {

@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxHeaderLen bounds a safetensors header. Real headers are well under 10 MiB
@@ -142,6 +143,9 @@ const firstRead = 128 << 10
 
 // ParseHeader parses and checks the JSON header of a safetensors file.
 func ParseHeader(buf []byte) (*Header, error) {
+	if !utf8.Valid(buf) {
+		return nil, fmt.Errorf("invalid safetensors header: it is not UTF-8 text")
+	}
 	p := &parser{buf: string(buf)}
 	h := &Header{Tensors: make([]Tensor, 0, len(buf)/120)}
 	if err := p.header(h); err != nil {

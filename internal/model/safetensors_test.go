@@ -109,6 +109,7 @@ func TestParseHeaderErrors(t *testing.T) {
 		{"duplicate", `{"a":{` + ok + `},"a":{` + ok + `}}`, `"a" is listed twice`},
 		{"metadata not string", `{"__metadata__":{"n":1}}`, "not a string"},
 		{"sub-byte", `{"t":{"dtype":"F4","shape":[3],"data_offsets":[0,1]}}`, "do not fill whole bytes"},
+		{"not utf-8", "{\"t\xff\":{" + ok + "}}", "not UTF-8"},
 		{"control char", "{\"t\x01\":{" + ok + "}}", "control character"},
 		{"bad escape", `{"t\q":{` + ok + `}}`, "invalid string"},
 		{"deep nesting", `{"t":{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `,` + ok + `}}`, "nesting deeper"},

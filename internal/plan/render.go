@@ -222,7 +222,7 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 	case a != nil && b == nil:
 		attr("+", "engine", fmt.Sprintf("%q (%s %s)", a.Engine.Name, a.Engine.Kind, a.Engine.Version))
 		attr("+", "model", fmt.Sprintf("%q (served as %q)", a.Model.Path, a.Model.ServedName))
-		attr("+", "gpus", fmt.Sprint(a.GPUs))
+		attr("+", "gpus", intList(a.GPUs))
 		attr("+", "port", portText(a))
 		fmt.Fprintf(w, "      %s argv     = [\n", c("[green]+[reset]"))
 		for _, l := range ArgvLines(argsOnly(a.Argv, a)) {
@@ -232,7 +232,7 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 	case a == nil && b != nil:
 		attr("-", "engine", fmt.Sprintf("%q (%s %s)", b.Engine.Name, b.Engine.Kind, b.Engine.Version))
 		attr("-", "model", fmt.Sprintf("%q", b.Model.Path))
-		attr("-", "gpus", fmt.Sprint(b.GPUs))
+		attr("-", "gpus", intList(b.GPUs))
 		attr("-", "port", fmt.Sprint(b.Port))
 		if b.PID != 0 {
 			attr("-", "pid", fmt.Sprint(b.PID))
@@ -247,7 +247,7 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		}
 		diffAttr("engine", fmt.Sprintf("%q (%s %s)", b.Engine.Name, b.Engine.Kind, b.Engine.Version), fmt.Sprintf("%q (%s %s)", a.Engine.Name, a.Engine.Kind, a.Engine.Version))
 		diffAttr("model", fmt.Sprintf("%q", b.Model.Path), fmt.Sprintf("%q", a.Model.Path))
-		diffAttr("gpus", fmt.Sprint(b.GPUs), fmt.Sprint(a.GPUs))
+		diffAttr("gpus", intList(b.GPUs), intList(a.GPUs))
 		diffAttr("port", fmt.Sprint(b.Port), portText(a))
 		ops := textdiff.Lines(ArgvLines(argsOnlyState(b)), ArgvLines(argsOnly(a.Argv, a)))
 		changedArgv := false
@@ -365,4 +365,13 @@ func ReasonLine(c *Change) string {
 		s += " (" + c.Reason + ")"
 	}
 	return s
+}
+
+// intList renders [0, 1] as HCL writes it.
+func intList(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
