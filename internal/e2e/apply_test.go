@@ -178,6 +178,13 @@ func TestRolloutWithoutFailedRequests(t *testing.T) {
 		t.Fatalf("not replaced: before %+v after %+v", before, after)
 	}
 	if len(failed) > 0 || ok == 0 {
+		for _, l := range logLines(e, "q") {
+			if strings.Contains(l, "ERROR") || strings.Contains(l, "rror") || strings.Contains(l, "Shutting") || strings.Contains(l, "SIG") {
+				t.Log(l)
+			}
+		}
+		b, _ := os.ReadFile(filepath.Join(e.dir, ".roofline", "proxy", "q.log"))
+		t.Logf("proxy log: %s", b)
 		t.Fatalf("%d requests ok, %d failed during the rollout: %v", ok, len(failed), failed[:min(5, len(failed))])
 	}
 	t.Logf("rollout: %d requests, none failed", ok)

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -26,6 +27,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse()
 	if testing.Short() {
 		fmt.Println("e2e: skipped with -short")
 		os.Exit(0)

@@ -135,13 +135,29 @@ func snippet(b []byte) string {
 	return s
 }
 
-// explainDial turns a refused connection into a sentence.
+// explainDial turns a refused connection into a sentence; the cause stays
+// reachable through errors.Is.
 func explainDial(err error) error {
 	if errors.Is(err, syscall.ECONNREFUSED) {
-		return fmt.Errorf("connection refused: nothing listens there (the server is not running, still loading, or on another port): %w", err)
+		addr := ""
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			if u, perr := url.Parse(ue.URL); perr == nil {
+				addr = " by " + u.Host
+			}
+		}
+		return &dialError{msg: "connection refused" + addr + ": nothing listens there (the server is not running, still loading, or on another port)", err: err}
 	}
 	return err
 }
+
+type dialError struct {
+	msg string
+	err error
+}
+
+func (e *dialError) Error() string { return e.msg }
+func (e *dialError) Unwrap() error { return e.err }
 
 // isRefused reports a refused connection (vLLM while it loads).
 func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }

@@ -250,3 +250,25 @@ func TestManifestMatchesSha256sum(t *testing.T) {
 		t.Errorf("sha256sum -c: %v\n%s", err, out)
 	}
 }
+
+// Symlinks to files are followed: a cache snapshot hashes like its blobs.
+func TestManifestFollowsSymlinks(t *testing.T) {
+	blobs := write(t, modeltest.Tiny)
+	snap := t.TempDir()
+	entries, _ := os.ReadDir(blobs)
+	for _, e := range entries {
+		if err := os.Symlink(filepath.Join(blobs, e.Name()), filepath.Join(snap, e.Name())); err != nil {
+			t.Skip("no symlinks here:", err)
+		}
+	}
+	var a, b bytes.Buffer
+	if err := model.Manifest(blobs, &a, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := model.Manifest(snap, &b, nil); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() || a.Len() == 0 {
+		t.Errorf("blobs:\n%s\nsnapshot:\n%s", a.String(), b.String())
+	}
+}

@@ -65,7 +65,16 @@ var visionMarkers = []string{
 // numLayers is config.num_hidden_layers (0 when unknown); layers at or past it
 // are multi-token-prediction layers.
 func Classify(name string, ndim int, numLayers int) Kind {
-	parts := strings.Split(name, ".")
+	var buf [24]string // on the stack: RankBytes classifies 92,000 tensors per call
+	parts := buf[:0]
+	for rest := name; ; {
+		p, r, more := strings.Cut(rest, ".")
+		parts = append(parts, p)
+		if !more {
+			break
+		}
+		rest = r
+	}
 	for _, p := range parts {
 		for _, v := range visionMarkers {
 			if p == v {

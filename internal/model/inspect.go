@@ -174,14 +174,22 @@ func (i *Info) walk(dir string) {
 			i.add(SeverityWarning, rel(dir, path), "cannot read "+rel(dir, path), unwrapPath(err).Error())
 			return nil
 		}
-		if !d.Type().IsRegular() {
+		var fi fs.FileInfo
+		switch {
+		case d.Type().IsRegular():
+			fi, err = d.Info()
+		case d.Type()&fs.ModeSymlink != 0:
+			// Hugging Face cache snapshots are symlinks into blobs/.
+			fi, err = os.Stat(path)
+		default:
 			return nil
 		}
-		if fi, err := d.Info(); err == nil {
-			i.TotalBytes += fi.Size()
-			if filepath.Dir(path) == top {
-				i.sizes[d.Name()] = fi.Size()
-			}
+		if err != nil || !fi.Mode().IsRegular() {
+			return nil
+		}
+		i.TotalBytes += fi.Size()
+		if filepath.Dir(path) == top {
+			i.sizes[d.Name()] = fi.Size()
 		}
 		if filepath.Dir(path) != top && slices.Contains(pickleExts, strings.ToLower(filepath.Ext(path))) {
 			r := rel(dir, path)
@@ -262,7 +270,7 @@ func parseIndex(data []byte) (*index, error) {
 	if !utf8.Valid(data) {
 		return nil, fmt.Errorf("it is not UTF-8 text")
 	}
-	p := &parser{buf: string(data)}
+	p := newParser(data)
 	idx := &index{data: data}
 	err := p.object(func(key string) error {
 		var err error
@@ -363,8 +371,9 @@ func readShards(dir string, files []string, sizes map[string]int64) []shardResul
 	var wg sync.WaitGroup
 	for w := 0; w < min(runtime.GOMAXPROCS(0), len(files)); w++ {
 		wg.Go(func() {
+			scratch := make([]byte, 8+firstRead)
 			for n := range work {
-				results[n] = readShard(dir, files[n], sizes)
+				results[n] = readShard(dir, files[n], sizes, scratch)
 			}
 		})
 	}
@@ -406,7 +415,7 @@ func (i *Info) assemble(results []shardResult, dedupe bool) {
 
 // readShard reads one shard's header; size comes from the folder walk (one
 // fstat fewer per shard), else from the file.
-func readShard(dir, name string, sizes map[string]int64) shardResult {
+func readShard(dir, name string, sizes map[string]int64, scratch []byte) shardResult {
 	res := shardResult{file: name}
 	f, err := os.Open(filepath.Join(dir, name))
 	if err != nil {
@@ -423,7 +432,7 @@ func readShard(dir, name string, sizes map[string]int64) shardResult {
 		}
 		size = st.Size()
 	}
-	h, err := ReadHeader(f, size, name)
+	h, err := readHeader(f, size, name, scratch)
 	if err != nil {
 		res.probs = append(res.probs, Problem{SeverityError, name, name + " has an unreadable safetensors header",
 			err.Error() + "; copy the file again and run roofline model verify"})

@@ -249,3 +249,22 @@ func copyFile(t *testing.T, from, to string) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// A Hugging Face cache snapshot is a folder of symlinks into blobs/.
+func TestInspectSymlinkedSnapshot(t *testing.T) {
+	blobs := write(t, modeltest.Tiny, modeltest.Shards(2))
+	snap := t.TempDir()
+	entries, err := os.ReadDir(blobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := os.Symlink(filepath.Join(blobs, e.Name()), filepath.Join(snap, e.Name())); err != nil {
+			t.Skip("no symlinks here:", err)
+		}
+	}
+	a, b := inspect(t, blobs), inspect(t, snap)
+	if len(b.Problems) != 0 || len(b.Shards) != 2 || b.TotalBytes != a.TotalBytes || b.WeightsBytes() != a.WeightsBytes() {
+		t.Errorf("snapshot: %d shards, %d bytes (want %d), problems %+v", len(b.Shards), b.TotalBytes, a.TotalBytes, b.Problems)
+	}
+}

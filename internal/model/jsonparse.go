@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 )
@@ -17,6 +18,45 @@ type parser struct {
 	buf    string
 	pos    int
 	shapes []int64 // backing store the tensors' shapes are cut from
+	// ctl is false when the text has no control characters at all (real
+	// headers are compact JSON), so strings need not be checked one by one.
+	ctl bool
+}
+
+func newParser(b []byte) *parser {
+	return &parser{buf: string(b), ctl: hasCtlBytes(b)}
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// hasCtlBytes reports whether b holds a byte below 0x20, eight bytes at a
+// time: a byte x is below 0x20 when x - 0x20 borrows and x's top bit is clear.
+func hasCtlBytes(b []byte) bool {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if (x-0x20*ones)&^x&highs != 0 {
+			return true
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+func hasCtl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 const maxDepth = 64

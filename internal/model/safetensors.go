@@ -102,12 +102,22 @@ func DtypeBits(dtype string) int64 { return dtypeBits[dtype] }
 // fit the header's own data section; whether the file holds that much data is
 // the caller's check (size - 8 - Len versus DataBytes).
 func ReadHeader(r io.ReaderAt, size int64, name string) (*Header, error) {
+	return readHeader(r, size, name, nil)
+}
+
+// readHeader is ReadHeader with a scratch buffer that a caller reading many
+// shards reuses (ParseHeader copies what it keeps).
+func readHeader(r io.ReaderAt, size int64, name string, scratch []byte) (*Header, error) {
 	if size < 8 {
 		return nil, fmt.Errorf("%s: %d bytes is too short for a safetensors file (it starts with an 8-byte header length); the file is truncated or not safetensors", name, size)
 	}
 	// One read covers the length and most real headers (tens of KiB): on a
 	// 163-shard model every saved system call counts.
-	first := make([]byte, min(size, 8+firstRead))
+	first := scratch
+	if int64(cap(first)) < min(size, 8+firstRead) {
+		first = make([]byte, min(size, 8+firstRead))
+	}
+	first = first[:min(size, 8+firstRead)]
 	k, err := r.ReadAt(first, 0)
 	if k < 8 {
 		return nil, fmt.Errorf("%s: reading the header length: %w", name, err)
@@ -146,7 +156,7 @@ func ParseHeader(buf []byte) (*Header, error) {
 	if !utf8.Valid(buf) {
 		return nil, fmt.Errorf("invalid safetensors header: it is not UTF-8 text")
 	}
-	p := &parser{buf: string(buf)}
+	p := newParser(buf)
 	h := &Header{Tensors: make([]Tensor, 0, len(buf)/120)}
 	if err := p.header(h); err != nil {
 		return nil, fmt.Errorf("invalid safetensors header: %w", err)
@@ -430,14 +440,7 @@ func (p *parser) str() (string, error) {
 	// Fast path: no escapes, as in every real tensor name.
 	if n := strings.IndexByte(p.buf[start:], '"'); n >= 0 {
 		s := p.buf[start : start+n]
-		clean := true
-		for i := 0; i < len(s); i++ {
-			if s[i] < 0x20 || s[i] == '\\' {
-				clean = false
-				break
-			}
-		}
-		if clean {
+		if strings.IndexByte(s, '\\') < 0 && (!p.ctl || !hasCtl(s)) {
 			p.pos = start + n + 1
 			return s, nil
 		}

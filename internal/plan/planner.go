@@ -386,7 +386,7 @@ func replacePaths(before *state.Server, after *Desired) []string {
 	if !state.EnvEqual(before.Env, after.Env) {
 		out = append(out, "env")
 	}
-	for _, f := range ArgvDiffFlags(before.Argv, after.Argv) {
+	for _, f := range ArgvDiffFlags(publicArgv(before), after.Argv) {
 		out = append(out, f)
 	}
 	sort.Strings(out)

@@ -248,7 +248,11 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		diffAttr("engine", fmt.Sprintf("%q (%s %s)", b.Engine.Name, b.Engine.Kind, b.Engine.Version), fmt.Sprintf("%q (%s %s)", a.Engine.Name, a.Engine.Kind, a.Engine.Version))
 		diffAttr("model", fmt.Sprintf("%q", b.Model.Path), fmt.Sprintf("%q", a.Model.Path))
 		diffAttr("gpus", intList(b.GPUs), intList(a.GPUs))
-		diffAttr("port", fmt.Sprint(b.Port), portText(a))
+		if b.Port == a.Port {
+			attr("", "port", portText(a))
+		} else {
+			attr("~", "port", fmt.Sprint(b.Port)+" -> "+portText(a))
+		}
 		ops := textdiff.Lines(ArgvLines(argsOnlyState(b)), ArgvLines(argsOnly(a.Argv, a)))
 		changedArgv := false
 		for _, op := range ops {
@@ -299,7 +303,14 @@ func argsOnly(argv []string, a *Desired) []string {
 }
 
 func argsOnlyState(b *state.Server) []string {
-	argv := b.Argv[min(b.CommandLen, len(b.Argv)):]
+	argv := publicArgv(b)
+	return argv[min(b.CommandLen, len(argv)):]
+}
+
+// publicArgv is the argv a server was started with, with the proxy's
+// backend port put back to the public one the configuration names.
+func publicArgv(b *state.Server) []string {
+	argv := b.Argv
 	if b.BackendPort != 0 {
 		// The engine listens on its backend port behind the proxy; compare
 		// with the public port the configuration names.

@@ -11,10 +11,12 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -25,6 +27,9 @@ import (
 	"sync/atomic"
 	"time"
 )
+
+// maxRequestBody bounds a forwarded request body.
+const maxRequestBody = 64 << 20
 
 // Status is what the proxy writes to its status file.
 type Status struct {
@@ -110,6 +115,24 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rp == nil {
 		http.Error(w, "roofline proxy: no engine to forward to yet", http.StatusServiceUnavailable)
 		return
+	}
+	// Read the request body before forwarding. Streaming it straight through
+	// races with net/http's server, which discards an unread request body
+	// when the response starts on a keep-alive connection: the transport's
+	// body write then fails and it closes the engine connection mid-stream.
+	// Requests are small JSON; a bound keeps a bad client from costing memory.
+	if r.Body != nil && r.ContentLength != 0 {
+		data, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
+		if err != nil {
+			http.Error(w, "roofline proxy: reading the request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if len(data) > maxRequestBody {
+			http.Error(w, "roofline proxy: request body over 64 MiB", http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(data))
+		r.ContentLength = int64(len(data))
 	}
 	c := p.counter(target)
 	c.Add(1)

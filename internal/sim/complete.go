@@ -387,6 +387,9 @@ func (g *gen) run(ctx context.Context, emit func(step int) bool) (done bool, dea
 			m.aborted.Add(1)
 			return false, false
 		}
+		if h.emitHook != nil {
+			h.emitHook(g.id, step, deadline, time.Now())
+		}
 	}
 	end := time.Now()
 	m.e2e.observe(end.Sub(arrival).Seconds())

@@ -25,7 +25,11 @@ import (
 // apiServer runs the engine's main process; argv is the emulated command
 // line, given again to the worker child.
 func (e *engineRun) apiServer(env Env, argv []string) int {
-	l := newLogger(e.kind, e.version, env.Stdout, env.Stderr, fmt.Sprintf("APIServer pid=%d", os.Getpid()))
+	proc := fmt.Sprintf("APIServer pid=%d", os.Getpid())
+	if e.kind == KindSGLang {
+		proc = "" // SGLang's main process logs without a tag
+	}
+	l := newLogger(e.kind, e.version, env.Stdout, env.Stderr, proc)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)

@@ -161,6 +161,8 @@ type Handler struct {
 	dead    context.Context
 	kill    context.CancelFunc
 	created int64
+	// emitHook, when set (tests), sees every token's deadline and write time.
+	emitHook func(req string, step int, deadline, wrote time.Time)
 }
 
 // NewHandler returns a ready handler. It is safe for concurrent use.

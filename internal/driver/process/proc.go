@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // procStat is what roofline needs from /proc/<pid>/stat.
@@ -81,7 +83,7 @@ const liveProc procFS = "/proc"
 func (p procFS) stat(pid int) (procStat, error) {
 	b, err := os.ReadFile(filepath.Join(string(p), strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return procStat{}, err
+		return procStat{}, notExist(err)
 	}
 	st, err := parseStat(b)
 	if err != nil {
@@ -93,9 +95,18 @@ func (p procFS) stat(pid int) (procStat, error) {
 func (p procFS) cmdline(pid int) ([]string, error) {
 	b, err := os.ReadFile(filepath.Join(string(p), strconv.Itoa(pid), "cmdline"))
 	if err != nil {
-		return nil, err
+		return nil, notExist(err)
 	}
 	return parseCmdline(b), nil
+}
+
+// notExist makes ESRCH, which a read of /proc/<pid>/... returns while the
+// process is being reaped, mean what ENOENT means: the process is gone.
+func notExist(err error) error {
+	if errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("%w: %w", fs.ErrNotExist, err)
+	}
+	return err
 }
 
 func (p procFS) bootID() (string, error) {

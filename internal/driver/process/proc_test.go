@@ -1,9 +1,12 @@
 package process
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -85,4 +88,16 @@ func FuzzParseStat(f *testing.F) {
 			t.Fatalf("parseStat(%q) = %+v without an error", b, st)
 		}
 	})
+}
+
+// TestNotExist: a read racing with the reaper fails with ESRCH; that is
+// "gone", like ENOENT.
+func TestNotExist(t *testing.T) {
+	err := notExist(&os.PathError{Op: "read", Path: "/proc/1/stat", Err: syscall.ESRCH})
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("notExist(ESRCH) = %v; want fs.ErrNotExist", err)
+	}
+	if err := notExist(os.ErrPermission); errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("notExist(EPERM) = %v; want it unchanged", err)
+	}
 }

@@ -412,7 +412,7 @@ func TestFindByEnv(t *testing.T) {
 	ctx := context.Background()
 	d := New()
 	spec := helperSpec(t, "lost", "spawn")
-	spec.Env["ROOFLINE_LAUNCH_ID"] = "launch-" + strconv.Itoa(os.Getpid())
+	spec.Env["ROOFLINE_LAUNCH_ID"] = "launch-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	h, err := d.Start(ctx, spec)
 	if err != nil {
 		t.Fatal(err)

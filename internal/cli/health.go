@@ -1,0 +1,215 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+
+	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/gate"
+	"github.com/roofline/roofline/internal/suggest"
+)
+
+func init() {
+	register(&Command{
+		Name:     "health",
+		Synopsis: "Check a server beyond /health",
+		Usage: `Usage: roofline health SERVER [-json]
+       roofline health -url URL [-model NAME] [-engine vllm|sglang] [-json]
+
+  Checks a running server further than its /health endpoint, which in vLLM
+  only reads an error flag: /health answers 200, /v1/models lists the served
+  model name, one tiny streamed chat completion comes back with its usage
+  chunk and [DONE], and /metrics parses and has the engine's series.
+
+  SERVER is a server block of the configuration in the current directory;
+  its address, served model name and engine come from there. -url checks
+  any OpenAI-compatible server.
+
+Options:
+  -url URL          The server's base URL, e.g. http://127.0.0.1:8000.
+  -model NAME       The served model name (default: the first one listed).
+  -engine KIND      vllm or sglang, for the engine-specific checks.
+  -json             Print the result as JSON.
+
+  Exits 0 when every check passes, 1 otherwise.
+`,
+		Run: runHealth,
+	})
+}
+
+// gateFlags are the flags that name a target, shared by health, smoke
+// and bench.
+type gateFlags struct {
+	url, model, engine *string
+}
+
+func addGateFlags(fs interface {
+	String(name, value, usage string) *string
+}) gateFlags {
+	return gateFlags{url: fs.String("url", "", ""), model: fs.String("model", "", ""), engine: fs.String("engine", "", "")}
+}
+
+// resolvedServer is a configured server and its blocks.
+type resolvedServer struct {
+	cfg    *config.Config
+	server *config.Server
+	engine *config.Engine
+	model  *config.Model
+}
+
+// resolveTarget turns SERVER or -url into a gate target. It prints the
+// error itself; ok is false after one.
+func resolveTarget(m *Meta, cmd string, args []string, gf gateFlags) (t gate.Target, rs *resolvedServer, ok bool) {
+	bad := func(msg string) (gate.Target, *resolvedServer, bool) {
+		usageError(m, cmd, msg)
+		return gate.Target{}, nil, false
+	}
+	switch {
+	case len(args) > 1:
+		return bad("unexpected argument " + args[1])
+	case len(args) == 1 && *gf.url != "":
+		return bad("give a SERVER or -url, not both")
+	case len(args) == 0 && *gf.url == "":
+		return bad("name a SERVER of the configuration, or give -url URL")
+	}
+	switch *gf.engine {
+	case "", gate.EngineVLLM, gate.EngineSGLang:
+	default:
+		return bad(fmt.Sprintf("-engine %q is not vllm or sglang", *gf.engine))
+	}
+	if *gf.url != "" {
+		t = gate.Target{BaseURL: strings.TrimRight(*gf.url, "/"), Model: *gf.model, Engine: *gf.engine}
+		if err := t.Validate(); err != nil {
+			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			return t, nil, false
+		}
+		return t, nil, true
+	}
+	cfg, loaded := loadConfig(m)
+	if !loaded {
+		return t, nil, false
+	}
+	name := strings.TrimPrefix(args[0], "server.")
+	srv := cfg.Servers[name]
+	if srv == nil {
+		fmt.Fprintf(m.Err, "Error: no server %q in the configuration.%s\n", name, suggest.DidYouMean(name, cfg.ServerNames()))
+		return t, nil, false
+	}
+	rs = &resolvedServer{cfg: cfg, server: srv, engine: cfg.Engines[srv.Engine], model: cfg.Models[srv.Model]}
+	t = serverTarget(rs)
+	if *gf.model != "" {
+		t.Model = *gf.model
+	}
+	if *gf.engine != "" {
+		t.Engine = *gf.engine
+	}
+	return t, rs, true
+}
+
+// serverTarget is where a configured server answers: its host when it
+// binds one address (a wildcard bind is reached on the loopback), its
+// port, its served model name and its engine kind.
+func serverTarget(rs *resolvedServer) gate.Target {
+	host := rs.server.Host
+	switch host {
+	case "", "0.0.0.0", "::", "[::]":
+		host = "127.0.0.1"
+	}
+	t := gate.Target{BaseURL: "http://" + net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(rs.server.Port))}
+	if rs.model != nil {
+		t.Model = rs.model.ServedName
+		if t.Model == "" {
+			t.Model = rs.model.Name
+		}
+	}
+	if rs.engine != nil {
+		t.Engine = rs.engine.Kind
+	}
+	return t
+}
+
+// targetName names a target in output: server.NAME or its URL.
+func targetName(t gate.Target, rs *resolvedServer) string {
+	if rs != nil {
+		return rs.server.Addr()
+	}
+	return t.BaseURL
+}
+
+// interruptible returns a context that Ctrl-C cancels.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt)
+}
+
+// printJSON writes v indented, without HTML escaping (details quote <tool_call>).
+func printJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// printChecks writes one line per check.
+func printChecks(w io.Writer, checks []gate.Check) {
+	width := 0
+	for _, c := range checks {
+		width = max(width, len(c.Name))
+	}
+	for _, c := range checks {
+		mark := "ok  "
+		switch {
+		case c.Skipped:
+			mark = "skip"
+		case !c.OK:
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "  %s  %-*s  %s\n", mark, width, c.Name, c.Detail)
+	}
+}
+
+func runHealth(m *Meta, args []string) int {
+	fs := newFlags("health")
+	gf := addGateFlags(fs)
+	jsonOut := fs.Bool("json", false, "")
+	if !parseFlags(m, fs, args) {
+		return ExitError
+	}
+	t, rs, ok := resolveTarget(m, "health", fs.Args(), gf)
+	if !ok {
+		return ExitError
+	}
+	ctx, cancel := interruptible()
+	defer cancel()
+	client := gate.NewClient(4)
+	defer client.CloseIdleConnections()
+	res, err := gate.Health(ctx, client, t)
+	if *jsonOut {
+		printJSON(m.Out, res)
+	} else {
+		engine := res.Engine
+		if res.Version != "" {
+			engine += " " + res.Version
+		}
+		if engine == "" {
+			engine = "engine unknown"
+		}
+		fmt.Fprintf(m.Out, "Health of %s at %s (%s), model %q\n", targetName(t, rs), t.BaseURL, strings.TrimSpace(engine), res.Target.Model)
+		printChecks(m.Out, res.Checks)
+		if err == nil {
+			fmt.Fprintln(m.Out, "Healthy.")
+		} else {
+			fmt.Fprintf(m.Out, "Not healthy: %d of %d checks failed.\n", len(res.Failed()), len(res.Checks))
+		}
+	}
+	if err != nil {
+		return ExitError
+	}
+	return ExitOK
+}
