@@ -329,14 +329,49 @@ func newLaunchID() string {
 	return hex.EncodeToString(b)
 }
 
-// FreePort asks the kernel for a free TCP port on loopback.
+// FreePort picks a free TCP port for an engine behind the proxy. It is
+// taken below the kernel's ephemeral range: a port from bind(":0") is free
+// now, but before the engine binds it an outgoing connection (a health poll)
+// can take it as its source port, and the engine then fails with "address
+// already in use".
 func FreePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	lo := ephemeralLow()
+	start := max(1024, lo-12000)
+	span := lo - start
+	if span <= 0 {
+		start, span = 20000, 10000
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	off := int(time.Now().UnixNano() % int64(span))
+	for i := 0; i < span; i++ {
+		port := start + (off+i)%span
+		if portFree(port) {
+			return port, nil
+		}
+	}
+	return 0, fmt.Errorf("no free port in %d-%d", start, start+span-1)
+}
+
+func portFree(port int) bool {
+	for _, host := range []string{"0.0.0.0", "127.0.0.1"} {
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			return false
+		}
+		ln.Close()
+	}
+	return true
+}
+
+// ephemeralLow is the low end of the kernel's ephemeral port range.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err == nil {
+		var lo, hi int
+		if _, err := fmt.Sscan(string(b), &lo, &hi); err == nil && lo > 1024 {
+			return lo
+		}
+	}
+	return 32768
 }
 
 // withPort returns argv with the value of --port replaced.
@@ -395,7 +430,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	}
 	rec := &state.Server{
 		Name: d.Name, Engine: d.Engine, Model: d.Model,
-		Argv: state.RedactArgv(argv, nil), Env: state.RedactEnv(d.Env, nil), CommandLen: d.CommandLen,
+		Argv: argv, Env: d.Env, CommandLen: d.CommandLen,
 		GPUs: d.GPUs, Host: d.Host, Port: d.Port, Driver: d.Driver,
 		LogPath: logPath, Status: state.StatusStarting, CreatedAt: a.now().UTC(),
 		ConfigHash: d.ConfigHash, GateHash: d.GateHash, LaunchID: newLaunchID(), Predicted: d.Predicted,
@@ -520,15 +555,25 @@ func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.De
 		return err
 	}
 	_ = os.Remove(statusFile)
+	launchID := newLaunchID()
+	if err := a.update(func(st *state.File) {
+		if s := st.Server(rec.Name); s != nil {
+			s.Proxy = &state.Process{LaunchID: launchID}
+		}
+	}); err != nil {
+		return err
+	}
 	listen := net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
 	if d.Host == "" && d.Engine.Kind == "sglang" {
 		listen = net.JoinHostPort("127.0.0.1", strconv.Itoa(d.Port))
 	}
 	argv := append(append([]string(nil), a.ProxyCommand...), "-listen", listen, "-target-file", targetFile, "-status-file", statusFile)
-	p, err := a.Driver.Start(ctx, Spec{Name: d.Name + "-proxy", Argv: argv, LogPath: filepath.Join(dir, d.Name+".log"), Dir: a.StateDir})
+	p, err := a.Driver.Start(ctx, Spec{Name: d.Name + "-proxy", Argv: argv, Env: map[string]string{LaunchEnv: launchID},
+		LogPath: filepath.Join(dir, d.Name+".log"), Dir: a.StateDir})
 	if err != nil {
 		return err
 	}
+	p.LaunchID = launchID
 	rec.Proxy = p
 	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
 		return err

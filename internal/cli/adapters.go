@@ -82,6 +82,11 @@ func (o *observer) Observe(ctx context.Context, s *state.Server) *plan.Observati
 		}
 		return &plan.Observation{Alive: false, Detail: detail, GPUPids: pidsOf(obs)}
 	}
+	if p := s.Proxy; p != nil && p.PID > 0 {
+		if po, err := o.d.Read(ctx, handleOf(p)); err == nil && (po == nil || !po.Alive) {
+			return &plan.Observation{Alive: false, Detail: fmt.Sprintf("the proxy on port %d (pid %d) is gone; the engine (pid %d) is restarted behind a new one", s.Port, p.PID, s.PID), GPUPids: obs.PIDs}
+		}
+	}
 	res := &plan.Observation{Alive: true, GPUPids: obs.PIDs}
 	if s.Status == state.StatusReady {
 		port := s.Port

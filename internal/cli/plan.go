@@ -117,6 +117,13 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 		unlock()
 		return nil, nil, nil, nil, false
 	}
+	if adopted, err := adopt(context.Background(), b, st); err != nil {
+		fmt.Fprintf(m.Err, "Error: recording adopted processes: %v\n", err)
+		unlock()
+		return nil, nil, nil, nil, false
+	} else if len(adopted) > 0 {
+		fmt.Fprintf(m.Err, "roofline found processes it had started but not yet recorded (an earlier run was interrupted) and recorded them: %s\n", strings.Join(adopted, ", "))
+	}
 	targets, ok1 := serverNames(m, cfg, st, o.targets, "target")
 	replaces, ok2 := serverNames(m, cfg, st, o.replaces, "replace")
 	if !ok1 || !ok2 {

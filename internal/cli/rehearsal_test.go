@@ -19,6 +19,9 @@ func runRehearsalCLI(t *testing.T, args ...string) (int, string, string) {
 // roofline's own flag parsing must not see them.
 func TestRehearsalPassesArgsThrough(t *testing.T) {
 	all16, _ := refdata.Help("vllm", "0.16.0")
+	short16, _ := refdata.HelpShort("vllm", "0.16.0")
+	all085, _ := refdata.Help("vllm", "0.8.5")
+	sgl, _ := refdata.Help("sglang", "0.5.6.post2")
 	tests := []struct {
 		name       string
 		args       []string
@@ -29,6 +32,9 @@ func TestRehearsalPassesArgsThrough(t *testing.T) {
 		{"vllm version", []string{"vllm@0.16.0", "--version"}, 0, "0.16.0\n", ""},
 		{"sglang version", []string{"sglang@0.5.6.post2", "-c", "import sglang; print(sglang.__version__)"}, 0, "0.5.6.post2\n", ""},
 		{"help=all", []string{"vllm@0.16.0", "serve", "--help=all"}, 0, all16, ""},
+		{"engine's --help, not roofline's", []string{"vllm@0.16.0", "serve", "--help"}, 0, short16, ""},
+		{"engine's -h", []string{"vllm@0.8.5", "serve", "-h"}, 0, all085, ""},
+		{"sglang --help", []string{"sglang@0.5.6.post2", "-m", "sglang.launch_server", "--help"}, 0, sgl, ""},
 		{"roofline-looking flag is the engine's", []string{"vllm@0.16.0", "serve", "/m", "-json"}, 2, "", "vllm serve: error: unrecognized arguments: -json"},
 		{"argparse error", []string{"vllm@0.8.5", "serve", "/m", "--port", "x"}, 2, "", "vllm serve: error: argument --port: invalid int value: 'x'"},
 		{"unknown version", []string{"vllm@0.1.0", "--version"}, 1, "", ""},

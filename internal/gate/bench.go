@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"sort"
 	"strconv"
 	"sync"
@@ -439,12 +440,25 @@ func (b *bencher) one(ctx context.Context, i int, start time.Time, scheduled tim
 		return rec
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Request-Id", fmt.Sprintf("roofline-bench-%d-%d", start.UnixNano()%1e9, i))
+	req.Header.Set("X-Request-Id", "roofline-bench-"+strconv.FormatInt(start.UnixNano()%1e9, 10)+"-"+strconv.Itoa(i))
 
+	// Latencies run from the moment the request is on the wire (httptrace's
+	// WroteRequest), not from before Do as in vLLM: the client's own
+	// scheduling and the transport's hand-off to its writer goroutine are
+	// not the server's latency, and under a burst of 64 simultaneous sends
+	// on a small machine they add milliseconds.
+	var wrote atomic.Int64
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+		wrote.Store(int64(time.Since(start)))
+	}}
+	req = req.WithContext(httptrace.WithClientTrace(ctx, trace))
 	sent := time.Now()
 	rec.sent = sent.Sub(start)
 	defer func() { rec.done = time.Since(start) }()
 	resp, err := b.client.Do(req)
+	if w := wrote.Load(); w > 0 {
+		sent = start.Add(time.Duration(w))
+	}
 	if err != nil {
 		rec.err = explainDial(err).Error()
 		return rec
@@ -668,7 +682,7 @@ func (b *bencher) crossCheck(ctx context.Context, before *Metrics, counter strin
 		select {
 		case <-ctx.Done():
 			attempt = 3
-		case <-time.After(300 * time.Millisecond):
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
 	switch {

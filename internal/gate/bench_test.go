@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"net/http/httptest"
+	"os"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -341,62 +346,124 @@ func TestCheckThresholds(t *testing.T) {
 
 // TestBenchFidelity: against a server with a known TTFT and inter-token
 // latency at concurrency 64, the medians bench reports must be within 3 %
-// of the truth (issue 8).
+// of the truth (issue 8). The fake's timers fire up to a millisecond late
+// (Go's poller sleeps in whole milliseconds), so its truth is the TTFT it
+// really served, which it records; the inter-token latency is exact on
+// average because every stream's tokens follow a fixed schedule.
 func TestBenchFidelity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing test")
 	}
 	const ttft, itl = 50 * time.Millisecond, 10 * time.Millisecond
-	_, target := serve(t, gatetest.Options{TTFT: ttft, ITL: itl})
-	checkFidelity(t, target, ttft, itl)
+	fake, target := serve(t, gatetest.Options{TTFT: ttft, ITL: itl})
+	checkFidelity(t, target, itl, 0.03, 0.25, func() float64 {
+		served := fake.ServedTTFTs()
+		xs := make([]float64, len(served))
+		for i, d := range served {
+			xs[i] = ms(d)
+		}
+		return summarize(xs).Median
+	})
 }
 
-// checkFidelity runs the fidelity load and checks the medians. 3 % of a
-// 50 ms TTFT is 1.5 ms: on a machine whose other processes delay a woken
-// thread by more than that, no client can measure it, so the machine's
-// wake-up delay is probed between attempts (with nothing of ours running)
-// and a run on a too-busy machine is skipped, saying so. Two misses on a
+// checkFidelity runs the fidelity load (concurrency 64, 64 warm-up and 192
+// measured requests) and checks the TTFT and ITL medians against the truth
+// (truthTTFT is called after each run, in ms) within tol. In this test the
+// server, the kernel's loopback and the client share the machine: when
+// other processes take the CPU, a burst of 64 streams waits for it whatever
+// the client does. So each attempt also measures how much CPU other
+// processes used meanwhile (/proc/stat minus our own rusage): a miss while
+// they used more than busyShare of the machine does not count, and a run
+// that misses only on a busy machine is skipped, saying so. Two misses on a
 // quiet machine fail.
-func checkFidelity(t *testing.T, target Target, ttft, itl time.Duration) {
+func checkFidelity(t *testing.T, target Target, itl time.Duration, tol, busyShare float64, truthTTFT func() float64) {
 	t.Helper()
-	misses := 0
+	quietMisses := 0
+	var busy []string
 	for attempt := 1; attempt <= 3; attempt++ {
+		truthTTFT() // forget earlier runs
+		probe := startCPUProbe()
 		res, err := Bench(context.Background(), nil, target, BenchSpec{Concurrency: 64, Requests: 192, InputTokens: 64, OutputTokens: 24, Warmup: 64}, nil)
+		others := probe.othersShare()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Failed > 0 {
 			t.Fatalf("%d failed: %v", res.Failed, res.Errors)
 		}
-		dT := res.TTFT.Median/ms(ttft) - 1
+		truth := truthTTFT()
+		dT := res.TTFT.Median/truth - 1
 		dI := res.ITL.Median/ms(itl) - 1
-		wake := wakeDelayP90()
-		t.Logf("attempt %d: median TTFT %.3f ms (%+.2f%%), median ITL %.3f ms (%+.2f%%), p99 ITL %.3f ms; machine wake-up delay p90 %s",
-			attempt, res.TTFT.Median, 100*dT, res.ITL.Median, 100*dI, res.ITL.P99, wake)
-		if math.Abs(dT) <= 0.03 && math.Abs(dI) <= 0.03 {
+		t.Logf("attempt %d: median TTFT %.3f ms vs %.3f ms served (%+.2f%%), median ITL %.3f ms (%+.2f%%), p99 ITL %.3f ms; other processes used %.0f%% of the CPUs",
+			attempt, res.TTFT.Median, truth, 100*dT, res.ITL.Median, 100*dI, res.ITL.P99, 100*others)
+		if math.Abs(dT) <= tol && math.Abs(dI) <= tol {
 			return
 		}
-		if wake <= time.Millisecond {
-			misses++
-			if misses == 2 {
-				t.Fatal("bench's TTFT or ITL median is more than 3 % off the server's on a quiet machine")
+		if others < busyShare {
+			quietMisses++
+			if quietMisses == 2 {
+				t.Fatalf("bench's TTFT or ITL median is more than %.0f %% off the truth while the machine was quiet", 100*tol)
 			}
+		} else {
+			busy = append(busy, fmt.Sprintf("%.0f%%", 100*others))
 		}
 	}
-	t.Skip("the machine is too busy to hold 3 % of a 50 ms TTFT (threads wake more than 1 ms late); run again on a quieter machine")
+	t.Skipf("other processes took %s of the CPUs during the misses: too busy a machine for this timing test; run it again on a quieter one", strings.Join(busy, ", "))
 }
 
-// wakeDelayP90 is the 90th percentile of how late a 1 ms sleep returns: the
-// scheduling noise other processes add to every timestamp.
-func wakeDelayP90() time.Duration {
-	d := make([]time.Duration, 100)
-	for i := range d {
-		start := time.Now()
-		time.Sleep(time.Millisecond)
-		d[i] = time.Since(start) - time.Millisecond
+// cpuProbe measures the CPU time other processes use (Linux: /proc/stat
+// minus this process's rusage). Elsewhere it reports 0: a quiet machine.
+type cpuProbe struct {
+	start         time.Time
+	total0, self0 time.Duration
+	ok            bool
+}
+
+func startCPUProbe() *cpuProbe {
+	p := &cpuProbe{start: time.Now()}
+	p.total0, p.ok = machineBusyTime()
+	p.self0 = selfCPUTime()
+	return p
+}
+
+func (p *cpuProbe) othersShare() float64 {
+	total, ok := machineBusyTime()
+	if !p.ok || !ok {
+		return 0
 	}
-	slices.Sort(d)
-	return d[89]
+	others := (total - p.total0) - (selfCPUTime() - p.self0)
+	return max(others.Seconds(), 0) / (time.Since(p.start).Seconds() * float64(runtime.NumCPU()))
+}
+
+// machineBusyTime sums the busy columns of /proc/stat's "cpu" line (user,
+// nice, system, irq, softirq, steal) in clock ticks of 1/100 s.
+func machineBusyTime() (time.Duration, bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, false
+	}
+	var ticks int64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} {
+		v, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		ticks += v
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, true
+}
+
+func selfCPUTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkBenchThroughput measures how many output chunks per second the

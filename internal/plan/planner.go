@@ -315,11 +315,22 @@ func (pl *planner) diff() {
 		if pl.p.Mode == ModeDestroy {
 			after = nil
 		}
+		obs := pl.in.Observed[name]
+		if before != nil && before.Deposed != nil && before.Status != state.StatusReady {
+			// A create-before-destroy rollout was interrupted: the old
+			// instance still serves (the proxy points at it); apply stops
+			// the ungated new one and starts over from the old.
+			pl.p.Drift = append(pl.p.Drift, &Drift{Addr: "server." + name, Summary: "a rollout was interrupted",
+				Detail: fmt.Sprintf("the new instance (pid %d) never passed its gates and will be stopped; the old one (pid %d) keeps serving", before.PID, before.Deposed.PID)})
+			restored := before.Deposed.Clone()
+			restored.Proxy = before.Proxy
+			before = restored
+			obs = nil
+		}
 		c := &Change{Addr: "server." + name, Name: name, Before: before, After: after, Fit: pl.fits[name]}
 		if before != nil {
 			c.Measured = before.Footprint
 		}
-		obs := pl.in.Observed[name]
 		gone := before != nil && obs != nil && !obs.Alive
 		switch {
 		case before == nil && after != nil:
@@ -336,13 +347,15 @@ func (pl *planner) diff() {
 		case gone:
 			c.Action = Create
 			c.Reason = "the process is gone (" + obs.Detail + "); roofline starts it again"
-		case before.ConfigHash != after.ConfigHash || slices.Contains(pl.in.Replace, name) || before.Status == state.StatusFailed:
+		case before.ConfigHash != after.ConfigHash || slices.Contains(pl.in.Replace, name) || before.Status == state.StatusFailed || before.Status == state.StatusStarting:
 			c.ReplacePaths = replacePaths(before, after)
 			switch {
 			case slices.Contains(pl.in.Replace, name) && len(c.ReplacePaths) == 0:
 				c.Reason = "replacement requested with -replace"
 			case before.Status == state.StatusFailed && len(c.ReplacePaths) == 0:
 				c.Reason = "the last start failed its gates"
+			case before.Status == state.StatusStarting && len(c.ReplacePaths) == 0:
+				c.Reason = "an interrupted apply never finished its gates"
 			default:
 				c.Reason = strings.Join(c.ReplacePaths, ", ") + " changed"
 			}

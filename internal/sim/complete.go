@@ -67,6 +67,39 @@ func (h *Handler) lengthError(prompt, maxTokens int, explicit bool) string {
 	}
 }
 
+// maxSeqsPerRequest bounds n × prompts: each sequence is written on every step.
+const maxSeqsPerRequest = 1024
+
+// choices reads n and checks the number of sequences the request makes.
+func (h *Handler) choices(w http.ResponseWriter, n *int, prompts int) (int, bool) {
+	c := 1
+	if n != nil {
+		c = *n
+	}
+	if c < 1 {
+		h.fail(w, http.StatusBadRequest, fmt.Sprintf("n must be at least 1, got %d.", c))
+		return 0, false
+	}
+	if c*prompts > maxSeqsPerRequest {
+		h.fail(w, http.StatusBadRequest, fmt.Sprintf("rehearsal: %d sequences in one request (n × prompts); the rehearsal engine takes at most %d", c*prompts, maxSeqsPerRequest))
+		return 0, false
+	}
+	return c, true
+}
+
+// checkMinTokens is vLLM's check of min_tokens against max_tokens.
+func (h *Handler) checkMinTokens(w http.ResponseWriter, minTokens, maxTokens int) bool {
+	switch {
+	case minTokens < 0:
+		h.fail(w, http.StatusBadRequest, fmt.Sprintf("min_tokens must be greater than or equal to 0, got %d.", minTokens))
+		return false
+	case minTokens > maxTokens:
+		h.fail(w, http.StatusBadRequest, fmt.Sprintf("min_tokens must be less than or equal to max_tokens=%d, got %d.", maxTokens, minTokens))
+		return false
+	}
+	return true
+}
+
 // resolveMaxTokens applies the default (the rest of the context) and checks the limits.
 func (h *Handler) resolveMaxTokens(w http.ResponseWriter, prompt int, requested *int, def int) (int, bool) {
 	if requested != nil && *requested < 1 {
@@ -92,6 +125,7 @@ func (h *Handler) resolveMaxTokens(w http.ResponseWriter, prompt int, requested 
 }
 
 func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
+	arrival := time.Now()
 	if !h.serving(w) {
 		return
 	}
@@ -129,7 +163,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		requested = req.MaxTokens
 	}
 	maxTokens, ok := h.resolveMaxTokens(w, prompt, requested, 0)
-	if !ok {
+	if !ok || !h.checkMinTokens(w, req.MinTokens, maxTokens) {
 		return
 	}
 	s, err := h.chatScript(&req, choice)
@@ -137,14 +171,14 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	toks, finish := h.shape(s, maxTokens, req.MinTokens, req.IgnoreEOS)
-	n := 1
-	if req.N != nil {
-		n = max(*req.N, 1)
+	finish := h.shape(s, maxTokens, req.MinTokens, req.IgnoreEOS)
+	n, ok := h.choices(w, req.N, 1)
+	if !ok {
+		return
 	}
 	g := &gen{h: h, id: "chatcmpl-" + randHex(16), created: time.Now().Unix(), model: h.modelName(req.Model),
-		chat: true, prompts: []int{prompt}, n: n, toks: toks, finish: finish, call: s.call,
-		maxTokens: maxTokens, failAfter: injectedStreamError(r)}
+		chat: true, prompts: []int{prompt}, n: n, s: s, finish: finish, call: s.call,
+		maxTokens: maxTokens, failAfter: injectedStreamError(r), arrival: arrival}
 	if req.StreamOptions != nil {
 		g.usage, g.continuous = req.StreamOptions.IncludeUsage, req.StreamOptions.ContinuousUsageStats
 	}
@@ -222,6 +256,7 @@ func (h *Handler) promptsOf(raw json.RawMessage) ([]int, error) {
 }
 
 func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
+	arrival := time.Now()
 	if !h.serving(w) {
 		return
 	}
@@ -247,13 +282,17 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 		}
 		maxTokens = m
 	}
-	toks, finish := h.shape(h.completionScript(), maxTokens, req.MinTokens, req.IgnoreEOS)
-	n := 1
-	if req.N != nil {
-		n = max(*req.N, 1)
+	if !h.checkMinTokens(w, req.MinTokens, maxTokens) {
+		return
+	}
+	s := h.completionScript()
+	finish := h.shape(s, maxTokens, req.MinTokens, req.IgnoreEOS)
+	n, ok := h.choices(w, req.N, len(prompts))
+	if !ok {
+		return
 	}
 	g := &gen{h: h, id: "cmpl-" + randHex(16), created: time.Now().Unix(), model: h.modelName(req.Model),
-		prompts: prompts, n: n, toks: toks, finish: finish, maxTokens: maxTokens, failAfter: injectedStreamError(r)}
+		prompts: prompts, n: n, s: s, finish: finish, maxTokens: maxTokens, failAfter: injectedStreamError(r), arrival: arrival}
 	if req.StreamOptions != nil {
 		g.usage, g.continuous = req.StreamOptions.IncludeUsage, req.StreamOptions.ContinuousUsageStats
 	}
@@ -308,13 +347,14 @@ type gen struct {
 	chat       bool
 	prompts    []int // prompt tokens of each prompt
 	n          int   // choices per prompt
-	toks       []piece
+	s          *script
 	finish     string
 	call       *plannedCall
 	maxTokens  int
 	usage      bool
 	continuous bool
-	failAfter  int // tokens before an injected stream error; -1 none
+	failAfter  int       // tokens before an injected stream error; -1 none
+	arrival    time.Time // when the request came in: TTFT counts from here
 
 	buf []byte
 }
@@ -335,12 +375,12 @@ func (g *gen) promptTotal() int {
 // step ran and why not.
 func (g *gen) run(ctx context.Context, emit func(step int) bool) (done bool, dead bool) {
 	h, m := g.h, g.h.met
-	arrival := time.Now()
+	arrival := g.arrival
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopDead := context.AfterFunc(h.dead, cancel)
 	defer stopDead()
-	seqs, ok := h.sched.admit(ctx, g.seqs())
+	seqs, queued, ok := h.sched.admit(ctx, g.seqs())
 	if !ok {
 		m.aborted.Add(1)
 		return false, h.dead.Err() != nil
@@ -348,6 +388,12 @@ func (g *gen) run(ctx context.Context, emit func(step int) bool) (done bool, dea
 	defer h.sched.release(seqs)
 	admitted := time.Now()
 	m.queue.observe(admitted.Sub(arrival).Seconds())
+	// Parsing the request is not queueing: a request admitted at once gets
+	// its first token TTFT after it arrived; a queued one TTFT after admission.
+	base := admitted
+	if !queued {
+		base = arrival
+	}
 	m.paramsN.observe(float64(g.n))
 	m.paramsMax.observe(float64(g.maxTokens))
 	m.maxGenHist.observe(float64(g.maxTokens))
@@ -360,9 +406,9 @@ func (g *gen) run(ctx context.Context, emit func(step int) bool) (done bool, dea
 
 	var p pacer
 	defer p.stop()
-	deadline := admitted.Add(h.sched.firstTokenDelay(prompt / max(g.seqs(), 1)))
+	deadline := base.Add(h.sched.firstTokenDelay(prompt / max(g.seqs(), 1)))
 	var first, prev time.Time
-	for step := range g.toks {
+	for step := range g.s.length() {
 		if step > 0 {
 			deadline = deadline.Add(h.sched.nextInterval())
 		}
@@ -395,10 +441,10 @@ func (g *gen) run(ctx context.Context, emit func(step int) bool) (done bool, dea
 	m.e2e.observe(end.Sub(arrival).Seconds())
 	m.inference.observe(end.Sub(admitted).Seconds())
 	m.decode.observe(end.Sub(first).Seconds())
-	if len(g.toks) > 1 {
-		m.tpot.observe(end.Sub(first).Seconds() / float64(len(g.toks)-1))
+	if n := g.s.length(); n > 1 {
+		m.tpot.observe(end.Sub(first).Seconds() / float64(n-1))
 	}
-	m.genHist.observe(float64(len(g.toks)))
+	m.genHist.observe(float64(g.s.length()))
 	m.requests.Add(1)
 	reason := g.finish
 	if reason == "tool_calls" {
@@ -450,7 +496,7 @@ func (g *gen) stream(w http.ResponseWriter, r *http.Request) {
 	case g.usage:
 		b := g.chunkPrefix(g.buf[:0])
 		b = append(b, `[],"usage":`...)
-		b = appendUsage(b, g.usageOf(len(g.toks)*g.seqs()))
+		b = appendUsage(b, g.usageOf(g.s.length()*g.seqs()))
 		write(sseData(nil, append(b, '}')))
 	}
 	write(sseDone)
@@ -484,8 +530,8 @@ func (g *gen) chunkPrefix(b []byte) []byte {
 // when a parser swallows the token (unless it is the last: the finish_reason
 // must still be sent).
 func (g *gen) appendStep(b []byte, c, step int) []byte {
-	p := g.toks[step]
-	last := step == len(g.toks)-1
+	p := g.s.at(step)
+	last := step == g.s.length()-1
 	sglang := g.h.opts.Kind == KindSGLang
 	var delta []byte
 	if g.chat {
@@ -593,9 +639,10 @@ func (g *gen) complete(w http.ResponseWriter, r *http.Request) {
 	if !done {
 		return
 	}
-	callDone := g.call != nil && len(g.toks) > g.call.last
+	callDone := g.call != nil && g.s.length() > g.call.last
 	var content, reasoning strings.Builder
-	for i, p := range g.toks {
+	for i := range g.s.length() {
+		p := g.s.at(i)
 		switch {
 		case p.kind == kContent:
 			content.WriteString(p.text)
@@ -643,5 +690,5 @@ func (g *gen) complete(w http.ResponseWriter, r *http.Request) {
 		object = "chat.completion"
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"id": g.id, "object": object, "created": g.created,
-		"model": g.model, "choices": choices, "usage": g.usageOf(len(g.toks) * g.seqs())})
+		"model": g.model, "choices": choices, "usage": g.usageOf(g.s.length() * g.seqs())})
 }

@@ -95,6 +95,7 @@ func TestNaturalFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	busy := writeInventory(t, 8, 20, "12.4")
+	oldDriver := writeInventory(t, 2, 0, "11.4")
 
 	tests := []struct {
 		name, spec, model string
@@ -120,6 +121,8 @@ func TestNaturalFailures(t *testing.T) {
 		{"context above the model's", "vllm@0.16.0", small, nil, []string{"--max-model-len", "100000"}, logdiag.BadFlag, false},
 		{"context above the model's sglang", "sglang@0.5.6.post2", small, nil, []string{"--context-length", "100000"}, logdiag.BadFlag, false},
 		{"unknown tool parser", "vllm@0.16.0", small, nil, []string{"--enable-auto-tool-choice", "--tool-call-parser", "hermes2"}, logdiag.BadFlag, false},
+		{"driver too old for CUDA 12", "vllm@0.16.0", small, []string{EnvInventory + "=" + oldDriver}, nil, logdiag.DriverMismatch, false},
+		{"driver too old sglang", "sglang@0.5.6.post2", small, []string{EnvInventory + "=" + oldDriver}, nil, logdiag.DriverMismatch, false},
 		{"port in use", "vllm@0.16.0", small, nil, nil, logdiag.PortInUse, true},
 		{"port in use sglang", "sglang@0.5.6.post2", small, nil, nil, logdiag.PortInUse, true},
 	}
@@ -171,6 +174,33 @@ func TestStartupFootprint(t *testing.T) {
 			}
 			if kind == KindVLLM && (fp.MaxConcurrency == nil || *fp.MaxConcurrency < 3) {
 				t.Errorf("concurrency %v", fp.MaxConcurrency)
+			}
+		})
+	}
+}
+
+// Starts the engines refuse with their own messages, which the classifier
+// does not need to name.
+func TestOtherStartErrors(t *testing.T) {
+	qwen := writeModel(t, modeltest.Qwen3_8B)
+	two := writeInventory(t, 2, 0, "12.4")
+	tests := []struct {
+		name, spec string
+		env, extra []string
+		want       string
+	}{
+		{"tp does not divide the heads", "vllm@0.16.0", nil, []string{"-tp", "3"}, "Total number of attention heads (32) must be divisible by tensor parallel size (3)."},
+		{"more ranks than GPUs", "vllm@0.16.0", []string{EnvInventory + "=" + two}, []string{"-tp", "4"}, "World size (4) is larger than the number of available GPUs (2)"},
+		{"no visible GPU", "vllm@0.8.5", []string{"CUDA_VISIBLE_DEVICES="}, nil, "Failed to infer device type"},
+		{"sglang more ranks than GPUs", "sglang@0.5.6.post2", []string{"CUDA_VISIBLE_DEVICES=0"}, []string{"--tp-size", "2"}, "invalid device ordinal"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			kind, _, _ := strings.Cut(tt.spec, "@")
+			p := startEngine(t, tt.spec, tt.env, engineArgs(kind, qwen, freePort(t), tt.extra...)...)
+			if code := p.wait(20 * time.Second); code != 1 || !strings.Contains(p.out.String(), tt.want) {
+				t.Errorf("exit %d, want 1 and %q in:\n%s", code, tt.want, p.out)
 			}
 		})
 	}

@@ -32,6 +32,21 @@ type script struct {
 	toks    []piece
 	natural string // finish_reason when the script runs to its end
 	call    *plannedCall
+	// pad filler tokens follow toks (ignore_eos, min_tokens); they are made
+	// on the fly so that a long answer costs no memory per token.
+	pad    int
+	filler []piece
+}
+
+// length is the number of tokens the answer has.
+func (s *script) length() int { return len(s.toks) + s.pad }
+
+// at returns token i of the answer.
+func (s *script) at(i int) piece {
+	if i < len(s.toks) {
+		return s.toks[i]
+	}
+	return s.filler[(i-len(s.toks))%len(s.filler)]
 }
 
 type plannedCall struct {
@@ -134,13 +149,6 @@ func (s *script) add(t *Tokenizer, text string, kind tokKind) {
 	}
 }
 
-func (s *script) addFiller(h *Handler, n int) {
-	for i := 0; i < n; i++ {
-		id := h.filler[i%len(h.filler)]
-		s.toks = append(s.toks, piece{id: id, kind: kContent, text: h.tok.Piece(id)})
-	}
-}
-
 func (s *script) addThinking(h *Handler, separated bool) {
 	if !separated {
 		s.add(h.tok, "<think>\n"+thinkText+"\n</think>\n\n", kContent)
@@ -154,7 +162,7 @@ func (s *script) addThinking(h *Handler, separated bool) {
 
 // chatScript plans the answer to a chat request (already validated).
 func (h *Handler) chatScript(req *chatRequest, choice toolChoice) (*script, error) {
-	s := &script{natural: "stop"}
+	s := &script{natural: "stop", filler: h.filler}
 	if h.thinks(req.ChatTemplateKwargs) {
 		s.addThinking(h, h.reasoningSeparated(req))
 	}
@@ -185,7 +193,7 @@ func (h *Handler) chatScript(req *chatRequest, choice toolChoice) (*script, erro
 			s.natural = "stop" // vLLM finishes named-function calls with "stop"
 		}
 	default:
-		s.addFiller(h, h.opts.OutputLen)
+		s.pad = h.opts.OutputLen
 	}
 	return s, nil
 }
@@ -251,20 +259,18 @@ func lastUserText(msgs []chatMessage) string {
 
 // completionScript plans a /v1/completions answer: plain text.
 func (h *Handler) completionScript() *script {
-	s := &script{natural: "stop"}
-	s.addFiller(h, h.opts.OutputLen)
-	return s
+	return &script{natural: "stop", pad: h.opts.OutputLen, filler: h.filler}
 }
 
 // shape cuts or pads the script to the request's length controls and
-// returns the tokens to emit and the finish reason:
+// returns the finish reason (s.length() is then the token count):
 //   - ignore_eos: exactly max_tokens ("length");
 //   - otherwise the natural length, raised to min_tokens, capped at max_tokens.
 //
 // A tool call that was completed keeps finish_reason "tool_calls", as vLLM
 // reports whenever its parser found calls.
-func (h *Handler) shape(s *script, maxTokens, minTokens int, ignoreEOS bool) ([]piece, string) {
-	want, finish := len(s.toks), s.natural
+func (h *Handler) shape(s *script, maxTokens, minTokens int, ignoreEOS bool) string {
+	want, finish := s.length(), s.natural
 	switch {
 	case ignoreEOS:
 		want, finish = maxTokens, "length"
@@ -274,13 +280,16 @@ func (h *Handler) shape(s *script, maxTokens, minTokens int, ignoreEOS bool) ([]
 	if want > maxTokens {
 		want, finish = maxTokens, "length"
 	}
+	s.filler = h.filler
 	if want > len(s.toks) {
-		s.addFiller(h, want-len(s.toks))
+		s.pad = want - len(s.toks)
+	} else {
+		s.toks, s.pad = s.toks[:want], 0
 	}
 	if s.call != nil && s.natural == "tool_calls" && want > s.call.last {
 		finish = "tool_calls"
 	}
-	return s.toks[:want], finish
+	return finish
 }
 
 // renderChat is the prompt the rehearsal chat template produces (ChatML, as

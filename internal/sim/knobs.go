@@ -108,16 +108,16 @@ func contains(list []string, s string) bool {
 
 // knobs are the environment settings, defaults filled in.
 type knobs struct {
-	inventory   string
-	loadTime    time.Duration
-	warmup      time.Duration
-	ttft, itl   time.Duration
-	alpha       float64
-	prefill     float64
-	outputLen   int
-	fail        failSpec
-	thinking    string // auto, on, off
-	toolFormat  string
+	inventory  string
+	loadTime   time.Duration
+	warmup     time.Duration
+	ttft, itl  time.Duration
+	alpha      float64
+	prefill    float64
+	outputLen  int
+	fail       failSpec
+	thinking   string // auto, on, off
+	toolFormat string
 }
 
 func readKnobs(kind string, getenv func(string) string) (knobs, error) {

@@ -98,11 +98,11 @@ func (e *engineRun) logConfig(l *logger) {
 	}
 }
 
-// sleepFrac sleeps a share of the load time.
+// sleepFrac sleeps a share of the load time and returns how long it took.
 func (e *engineRun) sleepFrac(f float64) time.Duration {
-	d := time.Duration(float64(e.k.loadTime) * f)
-	time.Sleep(d)
-	return d
+	start := time.Now()
+	time.Sleep(time.Duration(float64(e.k.loadTime) * f))
+	return time.Since(start)
 }
 
 func (e *engineRun) rank0() vram.Rank {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/roofline/roofline/internal/vram"
@@ -30,6 +31,18 @@ func cudaOOM(gpuIndex int, totalGiB, freeMiB, tryGiB float64) string {
 
 // workerError is the exception a worker raises for a failure class, with the
 // frames below the engine core's constructor.
+// driverFound is the "found version" of PyTorch's driver message: the
+// driver's CUDA version as 1000*major + 10*minor.
+func (e *engineRun) driverFound() int {
+	major, minor, _ := strings.Cut(e.cudaDrv, ".")
+	a, errA := strconv.Atoi(major)
+	b, _ := strconv.Atoi(minor)
+	if errA != nil || a <= 0 {
+		return 11040
+	}
+	return a*1000 + b*10
+}
+
 func (e *engineRun) workerError(f failure) (frames []string, exc string) {
 	g := e.gpus[0]
 	total := float64(g.CUDATotalBytes())
@@ -63,7 +76,7 @@ func (e *engineRun) workerError(f failure) (frames []string, exc string) {
 	case ClassDriverMismatch:
 		return append(initFrames, v+"v1/worker/gpu_worker.py:206:init_device:torch.cuda.set_device(self.device)",
 				torchSite+"cuda/__init__.py:567:set_device:torch._C._cuda_setDevice(device)"),
-			"RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your version of the CUDA driver."
+			fmt.Sprintf("RuntimeError: The NVIDIA driver on your system is too old (found version %d).", e.driverFound()) + " Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your version of the CUDA driver."
 	case ClassNCCLError:
 		return append(initFrames, v+"v1/worker/gpu_worker.py:239:init_device:init_worker_distributed_environment(self.vllm_config, self.rank,",
 				v+"distributed/device_communicators/pynccl.py:137:__init__:self.comm: ncclComm_t = self.nccl.ncclCommInitRank(",
@@ -154,7 +167,7 @@ func (e *engineRun) sglangWorkerError(f failure, total float64, r *vram.Rank) ([
 	case ClassDriverMismatch:
 		return append(runner[:3], s+"srt/model_executor/model_runner.py:301:__init__:min_per_gpu_memory = self.init_torch_distributed()",
 				torchSite+"cuda/__init__.py:567:set_device:torch._C._cuda_setDevice(device)"),
-			"RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your version of the CUDA driver."
+			fmt.Sprintf("RuntimeError: The NVIDIA driver on your system is too old (found version %d).", e.driverFound()) + " Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your version of the CUDA driver."
 	case ClassNCCLError:
 		return append(runner[:3], s+"srt/model_executor/model_runner.py:301:__init__:min_per_gpu_memory = self.init_torch_distributed()",
 				torchSite+"distributed/distributed_c10d.py:4807:barrier:work = group.barrier(opts=opts)"),

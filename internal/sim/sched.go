@@ -43,34 +43,35 @@ func newScheduler(ttft, itl time.Duration, alpha float64, maxSeqs int, prefill f
 }
 
 // admit blocks until n sequences may run (n is capped at maxSeqs so that a
-// large request can still run alone). It returns false if ctx ends first.
-func (s *scheduler) admit(ctx context.Context, n int) (int, bool) {
+// large request can still run alone). queued says whether it had to wait; ok
+// is false if ctx ended first.
+func (s *scheduler) admit(ctx context.Context, n int) (got int, queued, ok bool) {
 	n = min(max(n, 1), s.maxSeqs)
 	s.mu.Lock()
 	if len(s.waiting) == 0 && s.running+n <= s.maxSeqs {
 		s.running += n
 		s.mu.Unlock()
-		return n, true
+		return n, false, true
 	}
 	w := &waiter{n: n, ready: make(chan struct{})}
 	s.waiting = append(s.waiting, w)
 	s.mu.Unlock()
 	select {
 	case <-w.ready:
-		return n, true
+		return n, true, true
 	case <-ctx.Done():
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for i, o := range s.waiting {
 			if o == w {
 				s.waiting = append(s.waiting[:i], s.waiting[i+1:]...)
-				return n, false
+				return n, true, false
 			}
 		}
 		// Admitted while giving up: hand the slots back.
 		s.running -= n
 		s.wakeLocked()
-		return n, false
+		return n, true, false
 	}
 }
 

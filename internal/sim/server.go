@@ -60,9 +60,12 @@ type ServeOptions struct {
 	EnableReasoning bool   // vLLM 0.8.5 --enable-reasoning
 	Thinking        bool   // the model writes <think>...</think> before answering
 
-	// Metrics serves /metrics. vLLM always mounts it (set by the engine
-	// emulation unless --disable-log-stats); SGLang only with --enable-metrics.
+	// Metrics serves /metrics. vLLM always mounts it; SGLang only with
+	// --enable-metrics.
 	Metrics bool
+	// NoStats (vLLM --disable-log-stats) keeps /metrics but without the
+	// engine's series: vLLM creates its stat loggers only with stats on.
+	NoStats bool
 	APIKeys []string // --api-key: /v1 routes need "Authorization: Bearer KEY"
 
 	// Facts shown by /metrics, /server_info and /v1/models.
@@ -155,7 +158,7 @@ type Handler struct {
 	tok     *Tokenizer
 	sched   *scheduler
 	met     *metricSet
-	filler  []int
+	filler  []piece
 	mux     *http.ServeMux
 	state   atomic.Int32
 	dead    context.Context
@@ -170,7 +173,9 @@ func NewHandler(opts ServeOptions) *Handler {
 	opts.fill()
 	h := &Handler{opts: opts, tok: NewTokenizer(opts.VocabSize), created: time.Now().Unix()}
 	h.sched = newScheduler(opts.TTFT, opts.ITL, opts.Alpha, opts.MaxNumSeqs, opts.PrefillTokensPerSecond)
-	h.filler = h.tok.Encode(fillerText)
+	for _, id := range h.tok.Encode(fillerText) {
+		h.filler = append(h.filler, piece{id: id, kind: kContent, text: h.tok.Piece(id)})
+	}
 	h.dead, h.kill = context.WithCancel(context.Background())
 	h.met = h.newMetrics()
 	h.routes()
@@ -383,6 +388,9 @@ func (h *Handler) modelInfo(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) metrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	if h.opts.NoStats {
+		return
+	}
 	_, _ = io.WriteString(w, h.met.render())
 }
 

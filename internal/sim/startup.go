@@ -10,6 +10,7 @@ import (
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/vram"
+	"github.com/roofline/roofline/internal/vram/fromodel"
 )
 
 // engineRun is one start of the emulated engine: the parsed command line,
@@ -46,6 +47,7 @@ type engineRun struct {
 
 	info    *model.Info
 	gpus    []gpu.GPU // the visible GPUs, in CUDA order
+	cudaDrv string    // the driver's CUDA version ("12.4"); "" unknown
 	res     *vram.Result
 	failure failure // what stops the start; zero when it starts
 }
@@ -92,7 +94,7 @@ func (e *engineRun) resolve() {
 		if k := e.getenv("VLLM_API_KEY"); len(e.apiKeys) == 0 && k != "" {
 			e.apiKeys = []string{k}
 		}
-		e.metrics = !a.Bool("disable_log_stats")
+		e.metrics = true // /metrics is always mounted; --disable-log-stats empties it
 		e.v0 = versionLess(e.version, "0.10") && e.getenv("VLLM_USE_V1") == "0"
 	} else {
 		e.modelPath = a.Str("model_path", "")
@@ -202,6 +204,7 @@ func (e *engineRun) readGPUs() error {
 			return fmt.Errorf("%s=%s: %v", EnvInventory, e.k.inventory, err)
 		}
 		all = snap.GPUs
+		e.cudaDrv = snap.CUDADriverVersion
 	}
 	cvd, set := e.lookup("CUDA_VISIBLE_DEVICES")
 	if !set {
@@ -287,7 +290,7 @@ func (e *engineRun) inspect() {
 
 // footprint sizes the start with roofline's memory model, as the engine will.
 func (e *engineRun) footprint() error {
-	spec, err := specFromInfo(e.info)
+	spec, err := fromodel.Spec(e.info)
 	if err != nil {
 		return err
 	}
@@ -352,7 +355,7 @@ func (e *engineRun) modelLimit() int {
 	if e.info == nil || e.info.Config == nil {
 		return 0
 	}
-	return maxPositions(e.info.Config)
+	return fromodel.DerivedMaxLen(e.info.Config)
 }
 
 // decide picks what stops the start, in the order the engine checks:
@@ -374,6 +377,14 @@ func (e *engineRun) decide() error {
 	if len(e.gpus) == 0 {
 		e.failure = failure{class: "no_gpu"}
 		return nil
+	}
+	// The engines' PyTorch wheels are built for CUDA 12: a driver whose
+	// CUDA is older cannot run them.
+	if major, _, ok := strings.Cut(e.cudaDrv, "."); ok {
+		if n, err := strconv.Atoi(major); err == nil && n < 12 {
+			e.failure = failure{class: ClassDriverMismatch, detail: e.cudaDrv}
+			return nil
+		}
 	}
 	if e.tp*e.pp > len(e.gpus) {
 		e.failure = failure{class: "too_few_gpus"}
@@ -448,7 +459,7 @@ func (e *engineRun) serveOptions() ServeOptions {
 		MaxModelLen: e.maxLen, TTFT: e.k.ttft, ITL: e.k.itl, Alpha: e.k.alpha, MaxNumSeqs: e.maxNumSeqs,
 		PrefillTokensPerSecond: e.k.prefill, OutputLen: e.k.outputLen, ToolCallParser: e.toolParser,
 		EnableAutoToolChoice: e.autoTool, ReasoningParser: e.reasoningParser, EnableReasoning: e.enableReasoning,
-		Metrics: e.metrics, APIKeys: e.apiKeys, BlockSize: e.blockSize, KVCacheDtype: e.kvDtype,
+		Metrics: e.metrics, NoStats: e.kind == KindVLLM && e.args.Bool("disable_log_stats"), APIKeys: e.apiKeys, BlockSize: e.blockSize, KVCacheDtype: e.kvDtype,
 		GPUMemoryUtilization: e.util, LoadTime: e.k.loadTime, V0: e.v0, ToolFormat: e.k.toolFormat}
 	if e.res != nil {
 		o.KVTokens = int(e.res.KVTokens)

@@ -1,9 +1,6 @@
 package sim
 
-import (
-	"strings"
-	"unicode/utf8"
-)
+import "strings"
 
 // Tokenizer is the rehearsal engine's deterministic toy tokenizer. It needs no
 // vocabulary file, so that every model folder works and a prompt's token count
@@ -149,8 +146,5 @@ func (t *Tokenizer) Decode(ids []int) string {
 	}
 	return b.String()
 }
-
-// ValidText reports whether decoding produced valid UTF-8.
-func ValidText(s string) bool { return utf8.ValidString(s) }
 
 func isLower(c byte) bool { return c >= 'a' && c <= 'z' }

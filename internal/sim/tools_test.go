@@ -179,6 +179,7 @@ func TestReasoning(t *testing.T) {
 		{"vllm 0.8.5 needs --enable-reasoning", ServeOptions{Version: "0.8.5", Thinking: true, ReasoningParser: "deepseek_r1"}, nil, false, false, true},
 		{"vllm 0.8.5 with --enable-reasoning", ServeOptions{Version: "0.8.5", Thinking: true, ReasoningParser: "deepseek_r1", EnableReasoning: true}, nil, true, false, false},
 		{"sglang qwen3", ServeOptions{Kind: KindSGLang, Thinking: true, ReasoningParser: "qwen3"}, nil, true, false, false},
+		{"sglang separate_reasoning false", ServeOptions{Kind: KindSGLang, Thinking: true, ReasoningParser: "qwen3"}, map[string]any{"separate_reasoning": false}, false, false, true},
 		{"thinking off per request", ServeOptions{Thinking: true, ReasoningParser: "qwen3"}, map[string]any{"enable_thinking": false}, false, false, false},
 		{"model that does not think", ServeOptions{ReasoningParser: "qwen3"}, nil, false, false, false},
 	}
@@ -186,7 +187,9 @@ func TestReasoning(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, srv := newTestServer(t, tt.opts)
 			extra := map[string]any{"max_tokens": 200}
-			if tt.kwargs != nil {
+			if v, ok := tt.kwargs["separate_reasoning"]; ok {
+				extra["separate_reasoning"] = v
+			} else if tt.kwargs != nil {
 				extra["chat_template_kwargs"] = tt.kwargs
 			}
 			_, b, _ := post(t, srv.URL+"/v1/chat/completions", chatBody("What is 1+3?", extra))
@@ -269,6 +272,11 @@ func TestMetricNames(t *testing.T) {
 		if ttft.GetSampleCount() != 1 {
 			t.Errorf("%s: TTFT samples %d", prefix, ttft.GetSampleCount())
 		}
+	}
+	// vLLM with --disable-log-stats keeps /metrics, without its series.
+	_, srv0 := newTestServer(t, ServeOptions{Metrics: true, NoStats: true})
+	if body, err := httpGet(srv0.URL + "/metrics"); err != nil || strings.Contains(body, "vllm:") {
+		t.Errorf("--disable-log-stats: %v %q", err, body)
 	}
 	// SGLang without --enable-metrics has no /metrics.
 	_, srv := newTestServer(t, ServeOptions{Kind: KindSGLang})

@@ -125,13 +125,16 @@ func (s *Server) Addr() string { return "server." + s.Name }
 
 // Process identifies a helper process roofline started (the front proxy).
 type Process struct {
-	ContainerID string   `json:"container_id,omitempty"` // docker driver
-	PID         int      `json:"pid"`
-	PGID        int      `json:"pgid"`
-	StartTime   uint64   `json:"start_time"`
-	BootID      string   `json:"boot_id"`
-	Cmdline     []string `json:"cmdline,omitempty"`
-	LogPath     string   `json:"log_path,omitempty"`
+	ContainerID string `json:"container_id,omitempty"` // docker driver
+	// LaunchID is in the process's environment (ROOFLINE_LAUNCH_ID) so it
+	// can be found when its pid never reached the state.
+	LaunchID  string   `json:"launch_id,omitempty"`
+	PID       int      `json:"pid"`
+	PGID      int      `json:"pgid"`
+	StartTime uint64   `json:"start_time"`
+	BootID    string   `json:"boot_id"`
+	Cmdline   []string `json:"cmdline,omitempty"`
+	LogPath   string   `json:"log_path,omitempty"`
 }
 
 // EngineRef identifies the engine install a server was started with.

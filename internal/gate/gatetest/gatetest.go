@@ -6,6 +6,7 @@
 package gatetest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -79,6 +80,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	lastBody []byte
+	ttfts    []time.Duration
 }
 
 // New returns a fake server.
@@ -128,6 +130,25 @@ func (s *Server) GenerationTokens() int64 { return s.genToks.Load() }
 
 // Requests counts completion requests.
 func (s *Server) Requests() int64 { return s.requests.Load() }
+
+// recordTTFT keeps the time to first token the fake really served (its
+// sleeps overshoot by up to a millisecond).
+func (s *Server) recordTTFT(d time.Duration) {
+	s.mu.Lock()
+	s.ttfts = append(s.ttfts, d)
+	s.mu.Unlock()
+}
+
+// ServedTTFTs returns, and forgets, the times to first token of the
+// streams served so far, measured by the fake from request arrival to the
+// flush of the first token: the truth a client's measurement is held to.
+func (s *Server) ServedTTFTs() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.ttfts
+	s.ttfts = nil
+	return out
+}
 
 // LastBody is the decoded body of the last completion request.
 func (s *Server) LastBody() map[string]any {
@@ -302,7 +323,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	usage := map[string]any{"prompt_tokens": prompt, "completion_tokens": ans.tokens + s.o.UsageSkew, "total_tokens": prompt + ans.tokens + s.o.UsageSkew}
 
 	if !req.Stream {
-		sleepUntil(t0.Add(s.o.TTFT + time.Duration(max(ans.tokens-1, 0))*s.o.ITL))
+		if !sleepUntil(r.Context(), t0.Add(s.o.TTFT+time.Duration(max(ans.tokens-1, 0))*s.o.ITL)) {
+			return
+		}
 		msg := map[string]any{"role": "assistant", "content": ans.content}
 		if ans.content == "" {
 			msg["content"] = nil
@@ -370,7 +393,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	}
 	pieces := ans.streamPieces(chat, s.o.ReasoningField)
 	for k, p := range pieces {
-		sleepUntil(t0.Add(s.o.TTFT + time.Duration(k)*s.o.ITL))
+		if !sleepUntil(r.Context(), t0.Add(s.o.TTFT+time.Duration(k)*s.o.ITL)) {
+			return
+		}
 		if k == 0 && chat {
 			send(`{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}`, cum(0))
 		}
@@ -388,6 +413,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		}
 		send(`{"index":0,`+p+`,"logprobs":null,"finish_reason":`+fin+`}`, cum(min(k+1, ans.tokens)))
 		flush()
+		if k == 0 {
+			s.recordTTFT(time.Since(t0))
+		}
 	}
 	if req.StreamOptions.IncludeUsage {
 		send("", ans.tokens+s.o.UsageSkew)
@@ -396,9 +424,19 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	flush()
 }
 
-func sleepUntil(t time.Time) {
-	if d := time.Until(t); d > 0 {
-		time.Sleep(d)
+// sleepUntil waits for t; false when the client went away first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/roofline/roofline/internal/apply"
+	"github.com/roofline/roofline/internal/driver"
+	"github.com/roofline/roofline/internal/driver/process"
+	"github.com/roofline/roofline/internal/state"
+)
+
+// adopt finds processes that were started but whose pid never reached the
+// state (roofline killed between a start and the state write) by the launch
+// id apply put in their environment, and records them. Without it such a
+// process would run untracked, holding its GPUs and port.
+func adopt(ctx context.Context, b *backend, st *state.File) (adopted []string, err error) {
+	d := process.New()
+	find := func(id string) *driver.Handle {
+		if id == "" {
+			return nil
+		}
+		hs, err := d.FindByEnv(ctx, apply.LaunchEnv, id)
+		if err != nil || len(hs) == 0 {
+			return nil
+		}
+		return hs[0]
+	}
+	changed := false
+	for _, name := range st.Names() {
+		s := st.Servers[name]
+		if s.PID == 0 && s.ContainerID == "" && s.Status != state.StatusFailed {
+			if h := find(s.LaunchID); h != nil {
+				h.Record(s)
+				if s.LogPath == "" {
+					s.LogPath = h.LogPath
+				}
+				adopted = append(adopted, fmt.Sprintf("server.%s: pid %d", name, h.PID))
+				changed = true
+			}
+		}
+		if p := s.Proxy; p != nil && p.PID == 0 {
+			if h := find(p.LaunchID); h != nil {
+				p.PID, p.PGID, p.StartTime, p.BootID, p.Cmdline = h.PID, h.PGID, h.StartTime, h.BootID, h.Cmdline
+				adopted = append(adopted, fmt.Sprintf("server.%s proxy: pid %d", name, h.PID))
+				changed = true
+			}
+		}
+	}
+	if changed {
+		err = b.states.Write(st)
+	}
+	return adopted, err
+}
