@@ -123,6 +123,11 @@ func Main(args []string, streams Streams) int {
 	}
 	m.Color = !noColor && streams.OutTerminal
 	if m.Chdir != "" {
+		// Tests call Main many times in one process: put the working
+		// directory back afterwards.
+		if wd, err := os.Getwd(); err == nil {
+			defer os.Chdir(wd)
+		}
 		if err := os.Chdir(m.Chdir); err != nil {
 			fmt.Fprintf(m.Err, "Error: -chdir=%s: %v\n", m.Chdir, err)
 			return ExitError

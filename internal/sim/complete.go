@@ -410,7 +410,14 @@ func (g *gen) run(ctx context.Context, emit func(step int) bool) (done bool, dea
 	var first, prev time.Time
 	for step := range g.s.length() {
 		if step > 0 {
-			deadline = deadline.Add(h.sched.nextInterval())
+			interval := h.sched.nextInterval()
+			if late := time.Since(deadline); late > interval {
+				// The host stalled us for more than a whole interval: start
+				// the schedule again from now rather than pay the debt back
+				// with a burst of tokens, as a stalled engine would.
+				deadline = time.Now()
+			}
+			deadline = deadline.Add(interval)
 		}
 		if !p.until(ctx, deadline) {
 			m.aborted.Add(1)

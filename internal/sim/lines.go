@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -423,4 +424,56 @@ func (e *engineRun) logWorkerDied(l *logger) {
 	l.errorLines("async_llm.py:525", traceback([]string{vllmSite + "v1/engine/async_llm.py:477:output_handler:outputs = await engine_core.get_output_async()",
 		vllmSite + "v1/engine/core_client.py:892:get_output_async:raise self._format_exception(outputs) from None"},
 		"vllm.v1.engine.exceptions.EngineDeadError: "+engineDeadMessage)...)
+}
+
+// statsInterval is how often the engine logs its throughput line: 10 s, or
+// vLLM's VLLM_LOG_STATS_INTERVAL (seconds).
+func (e *engineRun) statsInterval() time.Duration {
+	if e.kind == KindVLLM {
+		if f, err := strconv.ParseFloat(e.getenv("VLLM_LOG_STATS_INTERVAL"), 64); err == nil && f > 0 {
+			return time.Duration(f * float64(time.Second))
+		}
+	}
+	return 10 * time.Second
+}
+
+// logStats writes the engine's periodic throughput line while requests
+// come in: vLLM's "Avg prompt throughput: ..." (every 10 s, only when
+// something happened), SGLang's "Decode batch. ...". It returns a stop function.
+func (e *engineRun) logStats(l *logger, h *Handler) (stop func()) {
+	t := time.NewTicker(e.statsInterval())
+	done := make(chan struct{})
+	go func() {
+		prev, last := h.Stats(), time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				s := h.Stats()
+				dt := now.Sub(last).Seconds()
+				if s == prev && s.Running == 0 {
+					continue
+				}
+				pt := float64(s.PromptTokens-prev.PromptTokens) / dt
+				gt := float64(s.GenerationTokens-prev.GenerationTokens) / dt
+				prev, last = s, now
+				switch {
+				case e.kind == KindSGLang:
+					l.info("", fmt.Sprintf("Decode batch. #running-req: %d, #token: %d, token usage: %.2f, cuda graph: True, gen throughput (token/s): %.2f, #queue-req: %d, ",
+						s.Running, int64(s.KVUsage*float64(max(h.opts.KVTokens, 0))), s.KVUsage, gt, s.Waiting))
+				case e.v016():
+					l.info("loggers.py:257", fmt.Sprintf("Engine 000: Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, Running: %d reqs, Waiting: %d reqs, GPU KV cache usage: %.1f%%, Prefix cache hit rate: 0.0%%",
+						pt, gt, s.Running, s.Waiting, 100*s.KVUsage))
+				default:
+					l.info("loggers.py:111", fmt.Sprintf("Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, Running: %d reqs, Waiting: %d reqs, GPU KV cache usage: %.1f%%, Prefix cache hit rate: 0.0%%",
+						pt, gt, s.Running, s.Waiting, 100*s.KVUsage))
+				}
+			}
+		}
+	}()
+	return func() {
+		t.Stop()
+		close(done)
+	}
 }

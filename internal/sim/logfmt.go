@@ -82,7 +82,7 @@ func (l *logger) info(src, msg string) { l.level(l.out, "INFO", src, msg) }
 
 func (l *logger) warn(src, msg string) { l.level(l.out, "WARNING", src, msg) }
 
-// errorf writes ERROR lines; vLLM's EngineCore logs its traceback this way.
+// errorLines writes ERROR lines; vLLM's EngineCore logs its traceback this way.
 func (l *logger) errorLines(src string, lines ...string) {
 	for _, line := range lines {
 		l.level(l.err, "ERROR", src, line)

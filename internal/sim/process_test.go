@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -195,4 +198,20 @@ func TestKnobErrors(t *testing.T) {
 			t.Errorf("%s: exit %d, output %q", env, code, p.out)
 		}
 	}
+}
+
+// While requests run, vLLM logs its throughput line every VLLM_LOG_STATS_INTERVAL.
+func TestStatsLogLine(t *testing.T) {
+	qwen := writeModel(t, modeltest.Qwen3_8B)
+	port := freePort(t)
+	p := startEngine(t, "vllm@0.16.0", []string{"VLLM_LOG_STATS_INTERVAL=0.2"}, engineArgs(KindVLLM, qwen, port, "--served-model-name", "m")...)
+	p.waitFor("ready", 20*time.Second, func() bool { return healthCode(port) == 200 })
+	body := `{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":60,"ignore_eos":true}`
+	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/v1/chat/completions", port), "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	line := regexp.MustCompile(`Engine 000: Avg prompt throughput: [\d.]+ tokens/s, Avg generation throughput: [1-9][\d.]* tokens/s, Running: \d reqs`)
+	p.waitFor("a stats line with the generation rate", 5*time.Second, func() bool { return line.MatchString(p.out.String()) })
 }

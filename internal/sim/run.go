@@ -92,8 +92,7 @@ func (e *engineRun) apiServer(env Env, argv []string) int {
 		ln, err = net.Listen("tcp", e.addr())
 		release()
 		if err != nil {
-			host := e.host
-			l.uvicorn("ERROR", fmt.Sprintf("[Errno 98] error while attempting to bind on address ('%s', %d): address already in use", host, e.port))
+			l.uvicorn("ERROR", fmt.Sprintf("[Errno 98] error while attempting to bind on address ('%s', %d): address already in use", e.host, e.port))
 			return 1
 		}
 	}
@@ -115,6 +114,8 @@ func (e *engineRun) apiServer(env Env, argv []string) int {
 			})
 		}
 	}
+	stopStats := e.logStats(l, h)
+	defer stopStats()
 	if f := e.k.fail; f.unhealthy {
 		time.AfterFunc(f.unhealthyAfter, func() {
 			h.SetState(StateDead)

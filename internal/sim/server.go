@@ -142,6 +142,20 @@ func (o *ServeOptions) nestedErrors() bool {
 
 func (o *ServeOptions) numBlocks() int { return o.KVTokens / max(o.BlockSize, 1) }
 
+// Stats are running totals for the engine's periodic log line.
+type Stats struct {
+	PromptTokens, GenerationTokens int64
+	Running, Waiting               int
+	KVUsage                        float64 // 0..1
+}
+
+// Stats returns the totals so far.
+func (h *Handler) Stats() Stats {
+	r, w := h.sched.counts()
+	return Stats{PromptTokens: h.met.promptTokens.Load(), GenerationTokens: h.met.genTokens.Load(),
+		Running: r, Waiting: w, KVUsage: h.kvUsage()}
+}
+
 // State is the health of the emulated engine.
 type State int32
 

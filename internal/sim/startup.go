@@ -71,8 +71,11 @@ func (e *engineRun) resolve() {
 		if len(a.Pos) > 0 {
 			e.modelPath = a.Pos[0]
 		}
-		if e.modelPath == "" {
-			e.modelPath = map[bool]string{true: "facebook/opt-125m", false: "Qwen/Qwen3-0.6B"}[versionLess(e.version, "0.10")]
+		if e.modelPath == "" { // vLLM's default --model
+			e.modelPath = "Qwen/Qwen3-0.6B"
+			if versionLess(e.version, "0.10") {
+				e.modelPath = "facebook/opt-125m"
+			}
 		}
 		e.served = a.Strings("served_model_name")
 		e.port = a.Int("port", 8000)
