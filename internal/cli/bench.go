@@ -181,9 +181,10 @@ func runBench(m *Meta, args []string) int {
 	}
 	code := ExitOK
 	if errA != nil {
-		code = ExitError
+		code = ExitError // an interrupted run is shown but not recorded
+	} else {
+		appendBenchJournal(m, rs, t, resA, checks, checked)
 	}
-	appendBenchJournal(m, rs, t, resA, checks, checked)
 
 	if comparing {
 		if errA != nil {

@@ -149,7 +149,7 @@ func TestJournalCommand(t *testing.T) {
 		{Kind: journal.KindRollout, Server: "a", Engine: journal.EngineInfo{Kind: "vllm", Version: "0.16.0", Identity: "vllm/vllm-openai@sha256:abc"},
 			Model: journal.ModelInfo{Name: "test-model", Path: "/models/m", Fingerprint: "fp1"}, GPUs: []string{"NVIDIA H200", "NVIDIA H200"},
 			DriverVersion: "570.124.06", CUDAVersion: "12.8", Argv: []string{"vllm", "serve", "/models/m"},
-			Gate: &journal.GateSummary{Passed: true, Health: "pass", Smoke: "pass", Bench: "pass"},
+			Gate:  &journal.GateSummary{Passed: true, Health: "pass", Smoke: "pass", Bench: "pass"},
 			Bench: &journal.BenchSummary{NumPrompts: 6, MaxConcurrency: 2, InputTokens: 32, OutputTokens: 4, OutputThroughput: 123.4, Passed: &pass}},
 		{Kind: journal.KindBench, Server: "b", Engine: journal.EngineInfo{Kind: "sglang"}},
 	} {

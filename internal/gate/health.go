@@ -75,20 +75,8 @@ func Health(ctx context.Context, client *http.Client, t Target) (*HealthResult, 
 	if client == nil {
 		client = NewClient(4)
 	}
-	run := func(name string, limit time.Duration, f func(ctx context.Context) (string, error)) bool {
-		cctx, cancel := context.WithTimeout(ctx, limit)
-		defer cancel()
-		start := time.Now()
-		detail, err := f(cctx)
-		c := Check{Name: name, OK: err == nil, Detail: detail, ElapsedMS: ms(time.Since(start))}
-		if err != nil {
-			c.Detail = err.Error()
-			if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-				c.Detail = fmt.Sprintf("no answer within %s: %v", limit, err)
-			}
-		}
-		res.Checks = append(res.Checks, c)
-		return err == nil
+	run := func(name string, limit time.Duration, f func(ctx context.Context) (string, error)) {
+		res.Checks = append(res.Checks, runCheck(ctx, name, limit, f))
 	}
 	skipRest := func(reason string, names ...string) {
 		for _, n := range names {
@@ -157,6 +145,23 @@ func Health(ctx context.Context, client *http.Client, t Target) (*HealthResult, 
 	})
 	res.OK = len(res.Failed()) == 0
 	return res, gateError("health", res.Checks)
+}
+
+// runCheck runs one step under its time limit and records the outcome; a
+// step cut by its limit says so.
+func runCheck(ctx context.Context, name string, limit time.Duration, f func(ctx context.Context) (string, error)) Check {
+	cctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	start := time.Now()
+	detail, err := f(cctx)
+	c := Check{Name: name, OK: err == nil, Detail: detail, ElapsedMS: ms(time.Since(start))}
+	if err != nil {
+		c.Detail = err.Error()
+		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			c.Detail = fmt.Sprintf("no complete answer within %s: %v", limit, err)
+		}
+	}
+	return c
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -122,20 +122,8 @@ func Smoke(ctx context.Context, client *http.Client, t Target, opts SmokeOptions
 		}
 	}
 	s := &smoke{client: client, t: t, opts: opts}
-	step := func(name string, f func(ctx context.Context) (string, error)) bool {
-		cctx, cancel := context.WithTimeout(ctx, opts.StepTimeout)
-		defer cancel()
-		start := time.Now()
-		detail, err := f(cctx)
-		c := Check{Name: name, OK: err == nil, Detail: detail, ElapsedMS: ms(time.Since(start))}
-		if err != nil {
-			c.Detail = err.Error()
-			if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-				c.Detail = fmt.Sprintf("no complete answer within %s: %v", opts.StepTimeout, err)
-			}
-		}
-		res.Steps = append(res.Steps, c)
-		return err == nil
+	step := func(name string, f func(ctx context.Context) (string, error)) {
+		res.Steps = append(res.Steps, runCheck(ctx, name, opts.StepTimeout, f))
 	}
 	step("tool call", s.toolCall)
 	step("tool call, streamed", s.toolCallStream)

@@ -150,3 +150,15 @@ func TestValidateSchema(t *testing.T) {
 		t.Error("two JSON values accepted as one")
 	}
 }
+
+func TestSmokeStepTimeout(t *testing.T) {
+	_, target := serve(t, gatetest.Options{ToolParser: true, TTFT: 5 * time.Second})
+	start := time.Now()
+	res, err := Smoke(context.Background(), nil, target, SmokeOptions{StepTimeout: 150 * time.Millisecond})
+	if err == nil || !strings.Contains(res.Steps[0].Detail, "no complete answer within 150ms") {
+		t.Fatalf("%v: %+v", err, res.Steps)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("two timed-out steps took %s", d)
+	}
+}
