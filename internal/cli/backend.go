@@ -90,10 +90,7 @@ func rehearsalSelf(stateDir string) (string, error) {
 // inventory picks the GPU source: -inventory, else the configuration's
 // inventory, else NVML.
 func (b *backend) inventory(flag string) gpu.Inventory {
-	if flag == "" && b.cfg.Roofline != nil {
-		flag = b.cfg.Roofline.Inventory
-	}
-	return inventoryFor(flag)
+	return inventoryFor(b.inventoryPath(flag))
 }
 
 // inventoryPath is the snapshot file in use, "" for NVML.

@@ -322,3 +322,33 @@ func logLines(e *env, name string) []string {
 	}
 	return out
 }
+
+// TestBenchGateRollsBack: thresholds that cannot be met keep the old server.
+func TestBenchGateRollsBack(t *testing.T) {
+	e := newEnv(t, rolloutConfig("32768", ""))
+	e.mustRun(0, "apply", "-auto-approve")
+	old := e.status()["q"]
+	strict := strings.Replace(rolloutConfig("16384", ""), "smoke_toolcall = true", `smoke_toolcall = true
+    bench {
+      concurrency                  = 4
+      requests                     = 8
+      input_tokens                 = 64
+      output_tokens                = 16
+      min_output_tokens_per_second = 1000000
+    }`, 1)
+	e.write(strict)
+	r := e.run("apply", "-auto-approve")
+	if r.code != 1 || !strings.Contains(r.stderr, "bench:") || !strings.Contains(r.stderr, "min_output_tokens_per_second") {
+		t.Fatalf("apply should fail the bench gate:\n%s", r)
+	}
+	if now := e.status()["q"]; now.PID != old.PID || !now.Running {
+		t.Fatalf("the old server must keep serving: %+v", now)
+	}
+	// A reachable threshold passes and the journal records the bench.
+	e.write(strings.Replace(strict, "1000000", "10", 1))
+	e.mustRun(0, "apply", "-auto-approve")
+	j := e.mustRun(0, "journal", "q", "-json")
+	if !strings.Contains(j.stdout, `"output_throughput"`) {
+		t.Fatalf("journal:\n%s", j)
+	}
+}

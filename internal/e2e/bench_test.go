@@ -89,3 +89,42 @@ func BenchmarkApplyOverhead(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPlan16Servers times `roofline plan` (the whole binary: config,
+// state, GPU snapshot, cached engine probes, model headers, VRAM for each
+// server, port checks) for 16 servers on 8 GPUs from a snapshot.
+func BenchmarkPlan16Servers(b *testing.B) {
+	t := &testing.T{}
+	var sb strings.Builder
+	sb.WriteString(base)
+	for i := 0; i < 16; i++ {
+		fmt.Fprintf(&sb, `
+server "s%d" {
+  engine                 = engine.vllm
+  model                  = model.qwen
+  gpus                   = [%d]
+  port                   = @PORT_%d@
+  max_model_len          = 8192
+  gpu_memory_utilization = 0.45
+}
+`, i, i%8, i)
+	}
+	e := newEnv(t, sb.String())
+	inv, err := os.ReadFile("../gpu/testdata/h100x8.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	// 8× H100; GPU 3 runs a foreign process, which plan reports.
+	if err := os.WriteFile(filepath.Join(e.dir, "gpus.json"), inv, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if r := e.run("plan"); r.code != 0 { // fills the probe cache
+		b.Fatalf("plan: %s", r)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r := e.run("plan"); r.code != 0 {
+			b.Fatalf("plan: %s", r)
+		}
+	}
+}
