@@ -14,6 +14,7 @@ import (
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/gpu"
+	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
 )
@@ -159,5 +160,6 @@ func (b *backend) refresher(inventoryFlag string, reprobe bool) *plan.Refresher 
 		Observer:  newObserver(),
 		Ports:     portChecker{},
 		Self:      b.self,
+		Journal:   journal.Path(b.stateDir),
 	}
 }

@@ -351,4 +351,10 @@ func TestBenchGateRollsBack(t *testing.T) {
 	if !strings.Contains(j.stdout, `"output_throughput"`) {
 		t.Fatalf("journal:\n%s", j)
 	}
+	// The next rollout's plan shows that bench beside the new gate.
+	e.write(strings.Replace(strings.Replace(strict, "1000000", "10", 1), "16384", "8192", 1))
+	p := e.mustRun(2, "plan", "-detailed-exitcode")
+	if !strings.Contains(p.stdout, "last bench of the running server") || !strings.Contains(p.stdout, "must pass its bench gate") {
+		t.Fatalf("plan should show the last bench beside the gate:\n%s", p)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/gpu"
+	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/vram"
 )
@@ -140,6 +141,9 @@ type Change struct {
 	Downtime     string           `json:"downtime,omitempty"`
 	Fit          *vram.Result     `json:"fit,omitempty"`
 	Measured     *state.Footprint `json:"measured,omitempty"`
+	// LastBench is the running server's last benchmark, shown beside the
+	// thresholds its replacement must meet.
+	LastBench *journal.Entry `json:"last_bench,omitempty"`
 }
 
 // Drift is something that changed outside roofline.

@@ -15,6 +15,7 @@ import (
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/gpu"
+	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/version"
@@ -61,7 +62,9 @@ type Inputs struct {
 	Engines     map[string]EngineResult
 	Models      map[string]ModelResult
 	Observed    map[string]*Observation
-	Ports       PortChecker
+	// LastBench is the newest journal entry with bench figures, per server.
+	LastBench map[string]*journal.Entry
+	Ports     PortChecker
 	// Self is the executable that runs rehearsal engines.
 	Self string
 
@@ -345,6 +348,7 @@ func (pl *planner) diff() {
 		c := &Change{Addr: "server." + name, Name: name, Before: before, After: after, Fit: pl.fits[name]}
 		if before != nil {
 			c.Measured = before.Footprint
+			c.LastBench = pl.in.LastBench[name]
 		}
 		gone := before != nil && obs != nil && !obs.Alive
 		switch {

@@ -14,6 +14,7 @@ import (
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/gpu"
+	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/state"
 )
@@ -36,6 +37,9 @@ type Refresher struct {
 	Observer  Observer
 	Ports     PortChecker
 	Self      string
+	// Journal is the journal file; the last bench of each server is shown
+	// beside its replacement's gate.
+	Journal string
 	// Inspect reads a model folder; nil means model.Inspect.
 	Inspect func(dir string) (*model.Info, error)
 }
@@ -113,6 +117,18 @@ func (r *Refresher) Refresh(ctx context.Context, cfg *config.Config, prior *stat
 				in.Observed[s.Name] = o
 				mu.Unlock()
 			}()
+		}
+	}
+	if r.Journal != "" {
+		// A journal that cannot be read only costs the comparison.
+		entries, _ := journal.Read(r.Journal)
+		in.LastBench = map[string]*journal.Entry{}
+		if prior != nil {
+			for _, name := range prior.Names() {
+				if e := journal.LastBench(entries, name); e != nil {
+					in.LastBench[name] = e
+				}
+			}
 		}
 	}
 	wg.Wait()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/roofline/roofline/internal/diagfmt"
+	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/textdiff"
 	"github.com/roofline/roofline/internal/vram"
@@ -47,6 +48,7 @@ type JSONChange struct {
 	After        *Desired         `json:"after"`
 	VRAM         *vram.Result     `json:"vram,omitempty"`
 	Measured     *state.Footprint `json:"measured,omitempty"`
+	LastBench    *journal.Entry   `json:"last_bench,omitempty"`
 }
 
 // ToJSON converts the plan.
@@ -77,6 +79,7 @@ func (p *Plan) ToJSON() *JSONPlan {
 		j.ResourceChanges = append(j.ResourceChanges, JSONChange{
 			Address: c.Addr, Type: "server", Name: c.Name, Actions: c.Action.JSON(), Reason: c.Reason,
 			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, VRAM: c.Fit, Measured: c.Measured,
+			LastBench: c.LastBench,
 		})
 	}
 	return j
@@ -99,7 +102,8 @@ func FromJSON(j *JSONPlan) *Plan {
 	}
 	for _, c := range j.ResourceChanges {
 		p.Changes = append(p.Changes, &Change{Addr: c.Address, Name: c.Name, Action: ActionFromJSON(c.Actions), Reason: c.Reason,
-			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, Fit: c.VRAM, Measured: c.Measured})
+			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, Fit: c.VRAM, Measured: c.Measured,
+			LastBench: c.LastBench})
 	}
 	return p
 }
@@ -282,8 +286,44 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		}
 	}
 	fmt.Fprintln(w, "    }")
+	if act.IsReplace() {
+		renderBenchBeside(w, ch, c)
+	}
 	if ch.Downtime != "" && act == DeleteThenCreate {
 		fmt.Fprintf(w, "    %s %s\n", c("[yellow][bold]Downtime:[reset]"), ch.Downtime)
+	}
+}
+
+// renderBenchBeside shows the running server's last bench next to the
+// thresholds its replacement must meet.
+func renderBenchBeside(w io.Writer, ch JSONChange, c Colorizer) {
+	if lb := ch.LastBench; lb != nil && lb.Bench != nil {
+		b := lb.Bench
+		fmt.Fprintf(w, "    last bench of the running server (%s, %s %s): %.0f output tok/s, %.2f req/s, TTFT p99 %.0f ms, TPOT p99 %.1f ms, ITL p99 %.1f ms\n",
+			lb.Time.UTC().Format("2006-01-02 15:04"), lb.Engine.Kind, lb.Engine.Version, b.OutputThroughput, b.RequestThroughput, b.P99TTFTMs, b.P99TPOTMs, b.P99ITLMs)
+	}
+	if ch.After == nil || ch.After.Gate == nil || ch.After.Gate.Bench == nil {
+		return
+	}
+	g := ch.After.Gate.Bench
+	var parts []string
+	if g.MinOutputTokensPerSecond > 0 {
+		parts = append(parts, fmt.Sprintf("≥ %.0f output tok/s", g.MinOutputTokensPerSecond))
+	}
+	if g.MinRequestsPerSecond > 0 {
+		parts = append(parts, fmt.Sprintf("≥ %.2f req/s", g.MinRequestsPerSecond))
+	}
+	if g.MaxTTFTP99 > 0 {
+		parts = append(parts, fmt.Sprintf("TTFT p99 ≤ %s", g.MaxTTFTP99))
+	}
+	if g.MaxTPOTP99 > 0 {
+		parts = append(parts, fmt.Sprintf("TPOT p99 ≤ %s", g.MaxTPOTP99))
+	}
+	if g.MaxITLP99 > 0 {
+		parts = append(parts, fmt.Sprintf("ITL p99 ≤ %s", g.MaxITLP99))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "    the replacement must pass its bench gate (%d requests at concurrency %d): %s\n", g.Requests, g.Concurrency, strings.Join(parts, ", "))
 	}
 }
 
