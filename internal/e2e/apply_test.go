@@ -358,3 +358,20 @@ func TestBenchGateRollsBack(t *testing.T) {
 		t.Fatalf("plan should show the last bench beside the gate:\n%s", p)
 	}
 }
+
+// TestStalePlanFileIsRefused: a saved plan applies exactly once; after the
+// state changed it is refused.
+func TestStalePlanFileIsRefused(t *testing.T) {
+	e := newEnv(t, twoServers)
+	e.mustRun(0, "plan", "-out=first.plan")
+	e.mustRun(0, "plan", "-out=second.plan")
+	r := e.mustRun(0, "apply", "first.plan")
+	if !strings.Contains(r.stdout, "Apply complete! Resources: 2 added") {
+		t.Fatalf("apply of a saved plan:\n%s", r)
+	}
+	r = e.mustRun(1, "apply", "second.plan")
+	if !strings.Contains(r.stderr, "Saved plan is stale") {
+		t.Fatalf("a stale plan must be refused:\n%s", r)
+	}
+	e.mustRun(0, "show", "first.plan")
+}
