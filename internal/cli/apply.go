@@ -173,13 +173,8 @@ func loadSavedPlan(m *Meta, o *planOptions, path string) (*plan.Plan, *backend, 
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return nil, nil, nil, nil, false
 	}
-	cfg, ok := loadConfig(m)
-	if !ok {
-		return nil, nil, nil, nil, false
-	}
-	b, err := newBackend(m, cfg)
-	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+	b, ok := openBackend(m)
+	if !ok || !b.needSelf(m) {
 		return nil, nil, nil, nil, false
 	}
 	unlock, ok := b.lock(m, "apply", o.lockTimeout)

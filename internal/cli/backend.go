@@ -28,15 +28,40 @@ type backend struct {
 	self     string // executable that runs rehearsal engines and the proxy
 }
 
+// openBackend loads the configuration of the current directory and builds
+// its backend, printing what went wrong.
+func openBackend(m *Meta) (*backend, bool) {
+	cfg, ok := loadConfig(m)
+	if !ok {
+		return nil, false
+	}
+	b, err := newBackend(m, cfg)
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return nil, false
+	}
+	return b, true
+}
+
 func newBackend(m *Meta, cfg *config.Config) (*backend, error) {
 	b := &backend{cfg: cfg, stateDir: stateDir(cfg)}
 	b.states = state.NewFilesystem(b.stateDir)
+	return b, nil
+}
+
+// needSelf finds the executable engines and proxies run from (plan, apply
+// and init need it; status and logs do not pay for the copy).
+func (b *backend) needSelf(m *Meta) bool {
+	if b.self != "" {
+		return true
+	}
 	self, err := rehearsalSelf(b.stateDir)
 	if err != nil {
-		return nil, err
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return false
 	}
 	b.self = self
-	return b, nil
+	return true
 }
 
 // rehearsalSelf returns a stable path of this roofline binary for engine and
@@ -85,7 +110,19 @@ func rehearsalSelf(stateDir string) (string, error) {
 	if err := tmp.Close(); err != nil {
 		return "", err
 	}
-	return dst, os.Rename(tmp.Name(), dst)
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return "", err
+	}
+	// Older copies are not needed: a running engine keeps its (unlinked)
+	// executable, and stopping it needs none.
+	if old, _ := filepath.Glob(filepath.Join(dir, "roofline-*")); len(old) > 0 {
+		for _, o := range old {
+			if o != dst {
+				_ = os.Remove(o)
+			}
+		}
+	}
+	return dst, nil
 }
 
 // inventory picks the GPU source: -inventory, else the configuration's

@@ -34,15 +34,11 @@ func runInit(m *Meta, args []string) int {
 	if !parseFlags(m, fs, args) {
 		return ExitError
 	}
-	cfg, ok := loadConfig(m)
-	if !ok {
+	b, ok := openBackend(m)
+	if !ok || !b.needSelf(m) {
 		return ExitError
 	}
-	b, err := newBackend(m, cfg)
-	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
-		return ExitError
-	}
+	cfg := b.cfg
 	if err := os.MkdirAll(filepath.Join(b.stateDir, "probes"), 0o700); err != nil {
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return ExitError

@@ -99,15 +99,11 @@ func serverNames(m *Meta, cfg *config.Config, st *state.File, addrs []string, fl
 // makePlan loads everything and plans. It prints diagnostics-free errors
 // itself; ok is false when no plan could be made.
 func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Plan, *backend, *state.File, func(), bool) {
-	cfg, ok := loadConfig(m)
-	if !ok {
+	b, ok := openBackend(m)
+	if !ok || !b.needSelf(m) {
 		return nil, nil, nil, nil, false
 	}
-	b, err := newBackend(m, cfg)
-	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
-		return nil, nil, nil, nil, false
-	}
+	cfg := b.cfg
 	unlock, ok := b.lock(m, lockOp, o.lockTimeout)
 	if !ok {
 		return nil, nil, nil, nil, false

@@ -86,13 +86,8 @@ func runStatus(m *Meta, args []string) int {
 	if !parseFlags(m, fs, args) {
 		return ExitError
 	}
-	cfg, ok := loadConfig(m)
+	b, ok := openBackend(m)
 	if !ok {
-		return ExitError
-	}
-	b, err := newBackend(m, cfg)
-	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return ExitError
 	}
 	st, ok := b.readState(m)
@@ -261,13 +256,8 @@ func runShow(m *Meta, args []string) int {
 		}
 		return ExitOK
 	}
-	cfg, ok := loadConfig(m)
+	b, ok := openBackend(m)
 	if !ok {
-		return ExitError
-	}
-	b, err := newBackend(m, cfg)
-	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return ExitError
 	}
 	st, ok := b.readState(m)
