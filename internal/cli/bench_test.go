@@ -24,7 +24,7 @@ const benchBlock = `  gate {
 
 func TestBenchCommand(t *testing.T) {
 	fake, u := gateServe(t, gatetest.Options{})
-	code, out, errOut := runGateCLI(t, "bench", "-url", u, "-concurrency", "2", "-requests", "8", "-input-tokens", "16", "-output-tokens", "4")
+	code, out, errOut := runMain(t, "bench", "-url", u, "-concurrency", "2", "-requests", "8", "-input-tokens", "16", "-output-tokens", "4")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -45,7 +45,7 @@ func TestBenchCommand(t *testing.T) {
 
 func TestBenchCommandJSON(t *testing.T) {
 	_, u := gateServe(t, gatetest.Options{})
-	code, out, _ := runGateCLI(t, "bench", "-url", u, "-requests", "3", "-input-tokens", "16", "-output-tokens", "3", "-json", "-goodput", "ttft:60000,e2el:60000")
+	code, out, _ := runMain(t, "bench", "-url", u, "-requests", "3", "-input-tokens", "16", "-output-tokens", "3", "-json", "-goodput", "ttft:60000,e2el:60000")
 	var res map[string]any
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
@@ -60,17 +60,17 @@ func TestBenchCommandServer(t *testing.T) {
 	pass := gateConfig(t, u, "vllm", strings.Replace(benchBlock, "%s", "1", 1))
 	fail := gateConfig(t, u, "vllm", strings.Replace(benchBlock, "%s", "1000000", 1))
 
-	code, out, errOut := runGateCLI(t, "-chdir="+pass, "bench", "a")
+	code, out, errOut := runMain(t, "-chdir="+pass, "bench", "a")
 	if code != 0 || !strings.Contains(out, "Thresholds of server.a gate.bench:") || !strings.Contains(out, "pass  output token throughput") ||
 		!strings.Contains(out, "Successful requests:                     6") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	code, out, _ = runGateCLI(t, "-chdir="+fail, "bench", "a")
+	code, out, _ = runMain(t, "-chdir="+fail, "bench", "a")
 	if code != 1 || !strings.Contains(out, "FAIL  output token throughput") {
 		t.Fatalf("unmet threshold: exit %d\n%s", code, out)
 	}
 	// A load other than the block's is not judged by its thresholds.
-	code, out, _ = runGateCLI(t, "-chdir="+fail, "bench", "a", "-requests", "2")
+	code, out, _ = runMain(t, "-chdir="+fail, "bench", "a", "-requests", "2")
 	if code != 0 || !strings.Contains(out, "not checked: the load differs") || !strings.Contains(out, "Successful requests:                     2") {
 		t.Fatalf("overridden load: exit %d\n%s", code, out)
 	}
@@ -88,7 +88,7 @@ func TestBenchCommandServer(t *testing.T) {
 		t.Errorf("an unchecked run carries a verdict: %+v", entries[1].Bench)
 	}
 
-	code, out, _ = runGateCLI(t, "-chdir="+fail, "journal", "a")
+	code, out, _ = runMain(t, "-chdir="+fail, "journal", "a")
 	if code != 0 || strings.Count(out, "  bench  server.a") != 2 || !strings.Contains(out, "thresholds FAIL: output token throughput") ||
 		!strings.Contains(out, "6 requests, concurrency 2, 32 in / 4 out tokens") {
 		t.Fatalf("journal: exit %d\n%s", code, out)
@@ -98,7 +98,7 @@ func TestBenchCommandServer(t *testing.T) {
 func TestBenchCommandCompare(t *testing.T) {
 	_, a := gateServe(t, gatetest.Options{})
 	_, b := gateServe(t, gatetest.Options{Engine: "sglang", Metrics: true})
-	code, out, errOut := runGateCLI(t, "bench", "-url", a, "-compare-url", b, "-requests", "4", "-input-tokens", "16", "-output-tokens", "4")
+	code, out, errOut := runMain(t, "bench", "-url", a, "-compare-url", b, "-requests", "4", "-input-tokens", "16", "-output-tokens", "4")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -110,7 +110,7 @@ func TestBenchCommandCompare(t *testing.T) {
 	if strings.Contains(out, "did not do the same work") {
 		t.Errorf("identical loads reported as different:\n%s", out)
 	}
-	code, out, _ = runGateCLI(t, "bench", "-url", a, "-compare-url", b, "-requests", "2", "-input-tokens", "16", "-output-tokens", "2", "-json")
+	code, out, _ = runMain(t, "bench", "-url", a, "-compare-url", b, "-requests", "2", "-input-tokens", "16", "-output-tokens", "2", "-json")
 	var both map[string]map[string]any
 	if err := json.Unmarshal([]byte(out), &both); err != nil || code != 0 || both["a"]["completed"] != float64(2) || both["b"]["completed"] != float64(2) {
 		t.Fatalf("compare JSON: exit %d %v\n%s", code, err, out)
@@ -130,7 +130,7 @@ func TestBenchCommandErrors(t *testing.T) {
 		{[]string{"bench", "-url", u, "-compare", "x", "-compare-url", u}, "not both"},
 		{[]string{"bench", "-url", u, "-model", "nope", "-requests", "1"}, "every warm-up request failed"},
 	} {
-		code, _, errOut := runGateCLI(t, tt.args...)
+		code, _, errOut := runMain(t, tt.args...)
 		if code != 1 || !strings.Contains(errOut, tt.err) {
 			t.Errorf("%q: exit %d, stderr %q; want %q", tt.args, code, errOut, tt.err)
 		}
@@ -139,7 +139,7 @@ func TestBenchCommandErrors(t *testing.T) {
 
 func TestJournalCommand(t *testing.T) {
 	dir := gateConfig(t, "http://127.0.0.1:1", "vllm", "")
-	code, out, _ := runGateCLI(t, "-chdir="+dir, "journal")
+	code, out, _ := runMain(t, "-chdir="+dir, "journal")
 	if code != 0 || !strings.Contains(out, "The journal is empty") {
 		t.Fatalf("empty: exit %d %q", code, out)
 	}
@@ -161,7 +161,7 @@ func TestJournalCommand(t *testing.T) {
 	f.WriteString(`{"time":"2026-`) // a write cut short
 	f.Close()
 
-	code, out, errOut := runGateCLI(t, "-chdir="+dir, "journal", "a")
+	code, out, errOut := runMain(t, "-chdir="+dir, "journal", "a")
 	if code != 0 {
 		t.Fatalf("exit %d %s", code, errOut)
 	}
@@ -174,12 +174,12 @@ func TestJournalCommand(t *testing.T) {
 	if strings.Contains(out, "server.b") || !strings.Contains(errOut, "line 3 is torn") {
 		t.Errorf("filter or torn-line warning wrong:\nstdout %s\nstderr %s", out, errOut)
 	}
-	code, out, _ = runGateCLI(t, "-chdir="+dir, "journal", "-json")
+	code, out, _ = runMain(t, "-chdir="+dir, "journal", "-json")
 	var all []journal.Entry
 	if err := json.Unmarshal([]byte(out), &all); err != nil || code != 0 || len(all) != 2 {
 		t.Fatalf("json: exit %d %v %d entries", code, err, len(all))
 	}
-	if code, _, errOut := runGateCLI(t, "-chdir="+dir, "journal", "zzz"); code != 1 || !strings.Contains(errOut, `no server "zzz"`) {
+	if code, _, errOut := runMain(t, "-chdir="+dir, "journal", "zzz"); code != 1 || !strings.Contains(errOut, `no server "zzz"`) {
 		t.Errorf("unknown server: exit %d %q", code, errOut)
 	}
 }

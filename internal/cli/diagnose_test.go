@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,28 +24,9 @@ const diagPortLog = `[2025-12-11 10:00:00] server_args=ServerArgs(model_path='/m
 [2025-12-11 10:00:30] ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use
 `
 
-func runDiagnoseCLI(t *testing.T, in string, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Main(args, Streams{In: strings.NewReader(in), Out: &out, Err: &errb})
-	return code, out.String(), errb.String()
-}
-
-func writeDiagnoseLog(t *testing.T, dir, name, text string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestDiagnoseFileHuman(t *testing.T) {
-	p := writeDiagnoseLog(t, t.TempDir(), "server.log", diagKVTooSmallLog)
-	code, out, errs := runDiagnoseCLI(t, "", "diagnose", "-file", p)
+	p := writeFile(t, filepath.Join(t.TempDir(), "server.log"), diagKVTooSmallLog)
+	code, out, errs := runMain(t, "diagnose", "-file", p)
 	if code != ExitOK || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
@@ -70,9 +50,9 @@ func TestDiagnoseFileHuman(t *testing.T) {
 }
 
 func TestDiagnoseJSON(t *testing.T) {
-	p := writeDiagnoseLog(t, t.TempDir(), "server.log", diagPortLog)
+	p := writeFile(t, filepath.Join(t.TempDir(), "server.log"), diagPortLog)
 	for _, flag := range []string{"-json", "--json"} {
-		code, out, errs := runDiagnoseCLI(t, "", "diagnose", flag, "-file", p)
+		code, out, errs := runMain(t, "diagnose", flag, "-file", p)
 		if code != ExitOK || errs != "" {
 			t.Fatalf("%s: exit %d, stderr %q", flag, code, errs)
 		}
@@ -103,7 +83,7 @@ func TestDiagnoseJSON(t *testing.T) {
 }
 
 func TestDiagnoseUnknownAndStdin(t *testing.T) {
-	code, out, _ := runDiagnoseCLI(t, "some program output\nAttributeError: 'NoneType' object has no attribute 'shape'\n", "diagnose", "-json", "-file", "-")
+	code, out, _ := runMainIn(t, "some program output\nAttributeError: 'NoneType' object has no attribute 'shape'\n", "diagnose", "-json", "-file", "-")
 	if code != ExitOK {
 		t.Fatalf("exit %d", code)
 	}
@@ -118,11 +98,11 @@ func TestDiagnoseUnknownAndStdin(t *testing.T) {
 		t.Errorf("got %+v", got)
 	}
 	// No error at all: still a diagnosis, with an empty evidence array.
-	code, out, _ = runDiagnoseCLI(t, "INFO:     Application startup complete.\n", "diagnose", "-json", "-file", "-")
+	code, out, _ = runMainIn(t, "INFO:     Application startup complete.\n", "diagnose", "-json", "-file", "-")
 	if code != ExitOK || !strings.Contains(out, `"evidence": []`) {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
-	code, out, _ = runDiagnoseCLI(t, "", "diagnose", "-file", "-")
+	code, out, _ = runMain(t, "diagnose", "-file", "-")
 	if code != ExitOK || !strings.Contains(out, "Evidence: none") || !strings.Contains(out, "The log is empty.") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
@@ -143,7 +123,7 @@ func TestDiagnoseErrors(t *testing.T) {
 		{[]string{"diagnose", "-file", t.TempDir()}, "cannot read the log"},
 	}
 	for _, tt := range tests {
-		code, out, errs := runDiagnoseCLI(t, "", tt.args...)
+		code, out, errs := runMain(t, tt.args...)
 		if code != ExitError || out != "" || !strings.Contains(errs, tt.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and %q", tt.args, code, out, errs, tt.want)
 		}
@@ -155,7 +135,7 @@ func TestDiagnoseServerLog(t *testing.T) {
 	dir := t.TempDir()
 	cfg := &config.Config{Dir: dir, Roofline: &config.Roofline{StateDir: "state"},
 		Servers: map[string]*config.Server{"qwen3": {Name: "qwen3"}, "llama": {Name: "llama"}}}
-	want := writeDiagnoseLog(t, dir, "state/logs/qwen3.log", diagKVTooSmallLog)
+	want := writeFile(t, filepath.Join(dir, "state/logs/qwen3.log"), diagKVTooSmallLog)
 
 	var errb bytes.Buffer
 	m := &Meta{Streams: Streams{Out: &bytes.Buffer{}, Err: &errb}}
@@ -186,7 +166,7 @@ func TestDiagnoseServerLog(t *testing.T) {
 // fails with a hint to use -file.
 func TestDiagnoseServerNoConfig(t *testing.T) {
 	t.Chdir(t.TempDir())
-	code, out, errs := runDiagnoseCLI(t, "", "diagnose", "qwen3")
+	code, out, errs := runMain(t, "diagnose", "qwen3")
 	if code != ExitError || out != "" || !strings.Contains(errs, "give the log with -file LOG") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,13 +48,6 @@ esac
 	return write("vllm", script, 0o755), log
 }
 
-func writeConfig(t *testing.T, dir, body string) {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func calls(t *testing.T, log string) []string {
 	t.Helper()
 	b, err := os.ReadFile(log)
@@ -65,13 +57,6 @@ func calls(t *testing.T, log string) []string {
 	return strings.Split(strings.TrimSpace(string(b)), "\n")
 }
 
-func runFlagsCmd(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Main(append([]string{"flags"}, args...), Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
-	return code, out.String(), errb.String()
-}
-
 // TestFlagsStandIn runs `roofline flags` against a stand-in vLLM: the first
 // call probes it, the second is served from the cache in the state dir,
 // -refresh probes again.
@@ -79,9 +64,9 @@ func TestFlagsStandIn(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	exe, log := standIn(t, dir, "vllm", "0.16.0", "0.16.0")
-	writeConfig(t, dir, "engine \"vllm_016\" {\n  kind    = \"vllm\"\n  version = \"0.16.0\"\n  command = [\""+exe+"\"]\n}\n")
+	writeFile(t, filepath.Join(dir, "main.hcl"), "engine \"vllm_016\" {\n  kind    = \"vllm\"\n  version = \"0.16.0\"\n  command = [\""+exe+"\"]\n}\n")
 
-	code, out, errs := runFlagsCmd(t, "vllm_016", "max_model_len")
+	code, out, errs := runMain(t, "flags", "vllm_016", "max_model_len")
 	if code != ExitOK {
 		t.Fatalf("flags = %d\n%s", code, errs)
 	}
@@ -99,7 +84,7 @@ func TestFlagsStandIn(t *testing.T) {
 		t.Errorf("probe cache files %v, want one under .roofline/probes", files)
 	}
 
-	code, again, _ := runFlagsCmd(t, "vllm_016", "max_model_len")
+	code, again, _ := runMain(t, "flags", "vllm_016", "max_model_len")
 	if code != ExitOK || again != out {
 		t.Errorf("second call = %d, output differs:\n%s", code, again)
 	}
@@ -107,7 +92,7 @@ func TestFlagsStandIn(t *testing.T) {
 		t.Errorf("the second call ran the engine: %q", got)
 	}
 
-	code, js, errs := runFlagsCmd(t, "-json", "-refresh", "vllm_016", "kv-cache-dtype")
+	code, js, errs := runMain(t, "flags", "-json", "-refresh", "vllm_016", "kv-cache-dtype")
 	if code != ExitOK {
 		t.Fatalf("flags -json = %d\n%s", code, errs)
 	}
@@ -137,8 +122,8 @@ func TestFlagsOlderVLLM(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	exe, log := standIn(t, dir, "vllm", "0.8.5", "0.8.5")
-	writeConfig(t, dir, "engine \"v085\" {\n  kind    = \"vllm\"\n  version = \"0.8.5\"\n  command = [\""+exe+"\"]\n}\n")
-	code, out, errs := runFlagsCmd(t, "v085", "enable-reasoning")
+	writeFile(t, filepath.Join(dir, "main.hcl"), "engine \"v085\" {\n  kind    = \"vllm\"\n  version = \"0.8.5\"\n  command = [\""+exe+"\"]\n}\n")
+	code, out, errs := runMain(t, "flags", "v085", "enable-reasoning")
 	if code != ExitOK || !strings.Contains(out, "\n--enable-reasoning\n") || !strings.Contains(out, "from \""+exe+" serve --help\"") {
 		t.Fatalf("flags = %d\n%s\n%s", code, out, errs)
 	}
@@ -155,8 +140,8 @@ func TestFlagsRehearsal(t *testing.T) {
 	old := selfExecutable
 	selfExecutable = func() (string, error) { return exe, nil }
 	t.Cleanup(func() { selfExecutable = old })
-	writeConfig(t, dir, "engine \"sim\" {\n  kind      = \"vllm\"\n  version   = \"0.16.0\"\n  rehearsal = true\n}\n")
-	code, out, errs := runFlagsCmd(t, "sim", "--tensor-parallel-size")
+	writeFile(t, filepath.Join(dir, "main.hcl"), "engine \"sim\" {\n  kind      = \"vllm\"\n  version   = \"0.16.0\"\n  rehearsal = true\n}\n")
+	code, out, errs := runMain(t, "flags", "sim", "--tensor-parallel-size")
 	if code != ExitOK || !strings.Contains(out, "--tensor-parallel-size, -tp  TENSOR_PARALLEL_SIZE") {
 		t.Fatalf("flags = %d\n%s\n%s", code, out, errs)
 	}
@@ -169,7 +154,7 @@ func TestFlagsErrors(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	exe, _ := standIn(t, dir, "vllm", "0.16.0", "0.15.1")
-	writeConfig(t, dir, "engine \"vllm_016\" {\n  kind    = \"vllm\"\n  version = \"0.16.0\"\n  command = [\""+exe+"\"]\n}\n"+
+	writeFile(t, filepath.Join(dir, "main.hcl"), "engine \"vllm_016\" {\n  kind    = \"vllm\"\n  version = \"0.16.0\"\n  command = [\""+exe+"\"]\n}\n"+
 		"engine \"gone\" {\n  kind    = \"vllm\"\n  version = \"0.16.0\"\n  command = [\""+filepath.Join(dir, "missing")+"\"]\n}\n")
 	tests := []struct {
 		args     []string
@@ -183,7 +168,7 @@ func TestFlagsErrors(t *testing.T) {
 		{[]string{"vllm_016", "max-model-len"}, ExitOK, "--max-model-len", `Warning: engine "vllm_016" pins vLLM 0.16.0, but 0.15.1 is installed`},
 	}
 	for _, tt := range tests {
-		code, out, errs := runFlagsCmd(t, tt.args...)
+		code, out, errs := runMain(t, append([]string{"flags"}, tt.args...)...)
 		if code != tt.code || !strings.Contains(out, tt.out) || !strings.Contains(errs, tt.err) {
 			t.Errorf("flags %q = %d\nstdout: %s\nstderr: %s", tt.args, code, out, errs)
 		}
@@ -211,26 +196,6 @@ func TestWriteFlagsGolden(t *testing.T) {
 		b.WriteString("\n# -json\n")
 		b.Write(js)
 		b.WriteString("\n")
-		flagsGolden(t, tt.file, b.String())
-	}
-}
-
-func flagsGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "flags", name+".golden")
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s:\n%s", path, got)
+		assertGolden(t, filepath.Join("testdata", "flags", tt.file+".golden"), b.String())
 	}
 }

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,28 +13,7 @@ import (
 	"github.com/roofline/roofline/internal/gpu/gputest"
 )
 
-// Several test files of this package use -update; whichever is initialised
-// first defines it (package variables of other files are set before init).
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
-
-func gpuUpdate() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
 const gpuFixtures = "../gpu/testdata/"
-
-// runCLI runs roofline with args and returns exit code, stdout and stderr.
-func runGPUCLI(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Main(args, Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
-	return code, out.String(), errb.String()
-}
 
 // withNVML makes inventoryFor("") return inv for the test.
 func withNVML(t *testing.T, inv gpu.Inventory) {
@@ -44,26 +21,6 @@ func withNVML(t *testing.T, inv gpu.Inventory) {
 	old := newNVMLInventory
 	newNVMLInventory = func() gpu.Inventory { return inv }
 	t.Cleanup(func() { newNVMLInventory = old })
-}
-
-func gpuGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "gpu", name+".golden")
-	if gpuUpdate() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/cli -run TestGPU -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("output differs from %s (go test -update rewrites it)\n--- got:\n%s--- want:\n%s", path, got, want)
-	}
 }
 
 // busyHost has what the fixtures lack: a foreign process with a long command
@@ -87,16 +44,16 @@ func busyHost() *gpu.Snapshot {
 func TestGPUHumanTable(t *testing.T) {
 	for _, name := range []string{"h100x8", "h200x1", "a100-40gbx2", "l4x1"} {
 		t.Run(name, func(t *testing.T) {
-			code, out, errOut := runGPUCLI(t, "gpu", "-inventory", gpuFixtures+name+".json")
+			code, out, errOut := runMain(t, "gpu", "-inventory", gpuFixtures+name+".json")
 			if code != ExitOK || errOut != "" {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
 			}
-			gpuGolden(t, name, out)
+			assertGolden(t, filepath.Join("testdata", "gpu", name+".golden"), out)
 		})
 	}
 	t.Run("busy", func(t *testing.T) {
 		withNVML(t, gputest.Static(busyHost()))
-		code, out, errOut := runGPUCLI(t, "gpu")
+		code, out, errOut := runMain(t, "gpu")
 		if code != ExitOK {
 			t.Fatalf("exit %d, stderr %q", code, errOut)
 		}
@@ -106,12 +63,12 @@ func TestGPUHumanTable(t *testing.T) {
 		if strings.Contains(out, "\x1b") {
 			t.Error("a control character from a process's command line reached the terminal")
 		}
-		gpuGolden(t, "busy", out)
+		assertGolden(t, filepath.Join("testdata", "gpu", "busy.golden"), out)
 	})
 	t.Run("no GPUs", func(t *testing.T) {
 		s := gputest.H100s(0)
 		withNVML(t, gputest.Static(s))
-		code, out, _ := runGPUCLI(t, "gpu")
+		code, out, _ := runMain(t, "gpu")
 		if code != ExitOK || !strings.HasSuffix(out, "No NVIDIA GPUs found.\n") {
 			t.Errorf("exit %d, out %q", code, out)
 		}
@@ -121,7 +78,7 @@ func TestGPUHumanTable(t *testing.T) {
 // TestGPUJSONRoundTrip: -json writes exactly what -inventory reads back.
 func TestGPUJSONRoundTrip(t *testing.T) {
 	withNVML(t, gputest.Static(busyHost()))
-	code, first, _ := runGPUCLI(t, "gpu", "--json")
+	code, first, _ := runMain(t, "gpu", "--json")
 	if code != ExitOK {
 		t.Fatalf("exit %d", code)
 	}
@@ -132,11 +89,8 @@ func TestGPUJSONRoundTrip(t *testing.T) {
 	if first != want.String() {
 		t.Errorf("-json is not the snapshot format:\n%s", first)
 	}
-	path := filepath.Join(t.TempDir(), "inv.json")
-	if err := os.WriteFile(path, []byte(first), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, second, _ := runGPUCLI(t, "gpu", "-json", "-inventory="+path)
+	path := writeFile(t, filepath.Join(t.TempDir(), "inv.json"), first)
+	code, second, _ := runMain(t, "gpu", "-json", "-inventory="+path)
 	if code != ExitOK {
 		t.Fatalf("exit %d reading our own -json output", code)
 	}
@@ -150,9 +104,7 @@ func TestGPUJSONRoundTrip(t *testing.T) {
 func TestGPUErrors(t *testing.T) {
 	unavailable := fmt.Errorf("%w: no NVIDIA driver on this machine (libnvidia-ml.so.1 cannot be loaded). Use -inventory FILE with a snapshot written by `roofline gpu -json` on the GPU host.", gpu.ErrNVMLUnavailable)
 	bad := filepath.Join(t.TempDir(), "bad.json")
-	if err := os.WriteFile(bad, []byte(`{"format_version": 9}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, bad, `{"format_version": 9}`)
 	for _, tc := range []struct {
 		name string
 		nvml gpu.Inventory
@@ -172,7 +124,7 @@ func TestGPUErrors(t *testing.T) {
 				tc.nvml = gputest.Failing(errors.New("NVML must not be used here"))
 			}
 			withNVML(t, tc.nvml)
-			code, out, errOut := runGPUCLI(t, tc.args...)
+			code, out, errOut := runMain(t, tc.args...)
 			if code != ExitError || out != "" {
 				t.Errorf("exit %d, stdout %q", code, out)
 			}
@@ -191,7 +143,7 @@ func TestGPUWithoutDriver(t *testing.T) {
 	if _, err := gpu.NewNVML().Snapshot(context.Background()); err == nil {
 		t.Skip("an NVIDIA driver is present")
 	}
-	code, out, errOut := runGPUCLI(t, "gpu")
+	code, out, errOut := runMain(t, "gpu")
 	if code != ExitError || out != "" || !strings.Contains(errOut, "NVML is not available") || !strings.Contains(errOut, "-inventory FILE") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
@@ -210,7 +162,7 @@ func TestInventoryFor(t *testing.T) {
 }
 
 func TestGPUHelp(t *testing.T) {
-	code, out, _ := runGPUCLI(t, "gpu", "-h")
+	code, out, _ := runMain(t, "gpu", "-h")
 	if code != ExitOK || !strings.HasPrefix(out, "Usage: roofline gpu [-json] [-inventory FILE]") {
 		t.Errorf("exit %d, help %q", code, out)
 	}

@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/roofline/roofline/internal/gate/gatetest"
@@ -21,14 +18,6 @@ func gateServe(t *testing.T, o gatetest.Options) (*gatetest.Server, string) {
 	ts := httptest.NewServer(fake)
 	t.Cleanup(ts.Close)
 	return fake, ts.URL
-}
-
-// runGateCLI runs roofline with args and returns the exit code and streams.
-func runGateCLI(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Main(args, Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
-	return code, out.String(), errb.String()
 }
 
 // gateConfig writes a configuration whose server "a" answers at serverURL
@@ -63,9 +52,7 @@ server "a" {
 %s
 }
 `, engineKind, version, u.Hostname(), u.Port(), extra)
-	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(hcl), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, filepath.Join(dir, "main.hcl"), hcl)
 	return dir
 }
 
@@ -73,13 +60,7 @@ func TestHealthCommand(t *testing.T) {
 	_, vllmURL := gateServe(t, gatetest.Options{})
 	_, sglURL := gateServe(t, gatetest.Options{Engine: "sglang"})
 	sglDir := gateConfig(t, sglURL, "sglang", "")
-	tests := []struct {
-		name string
-		args []string
-		code int
-		out  []string // substrings of stdout
-		err  string   // substring of stderr
-	}{
+	runCLICases(t, []cliCase{
 		{"url passes", []string{"health", "-url", vllmURL, "-model", "test-model", "-engine", "vllm"}, 0,
 			[]string{"Health of " + vllmURL, "(vllm 0.16.0)", "ok    /metrics", "Healthy."}, ""},
 		{"url, model discovered, engine detected", []string{"health", "--url", vllmURL}, 0, []string{`model "test-model"`, "Healthy."}, ""},
@@ -90,28 +71,12 @@ func TestHealthCommand(t *testing.T) {
 		{"both targets", []string{"-chdir=" + sglDir, "health", "a", "-url", vllmURL}, 1, nil, "not both"},
 		{"bad engine", []string{"health", "-url", vllmURL, "-engine", "tgi"}, 1, nil, `"tgi" is not vllm or sglang`},
 		{"bad url", []string{"health", "-url", "localhost:8000"}, 1, nil, "not an http(s) URL"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := runGateCLI(t, tt.args...)
-			if code != tt.code {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errOut)
-			}
-			for _, s := range tt.out {
-				if !strings.Contains(out, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, out)
-				}
-			}
-			if !strings.Contains(errOut, tt.err) {
-				t.Errorf("stderr lacks %q:\n%s", tt.err, errOut)
-			}
-		})
-	}
+	})
 }
 
 func TestHealthCommandJSON(t *testing.T) {
 	_, u := gateServe(t, gatetest.Options{Engine: "sglang", Metrics: true})
-	code, out, _ := runGateCLI(t, "health", "-url", u, "-model", "test-model", "-json")
+	code, out, _ := runMain(t, "health", "-url", u, "-model", "test-model", "-json")
 	var res struct {
 		OK     bool   `json:"ok"`
 		Engine string `json:"engine"`

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,50 +9,6 @@ import (
 
 	"github.com/roofline/roofline/internal/model/modeltest"
 )
-
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
-
-func modelUpdate() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
-func runModelCLI(t *testing.T, terminal bool, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Main(args, Streams{In: strings.NewReader(""), Out: &out, Err: &errb, ErrTerminal: terminal})
-	return code, out.String(), errb.String()
-}
-
-func synth(t *testing.T, a modeltest.Arch, opts ...modeltest.Option) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), a.Name)
-	if err := modeltest.Write(dir, a, opts...); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "model", name)
-	if modelUpdate() {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/cli -run TestModel -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (go test -update rewrites it)\n--- got:\n%s--- want:\n%s", path, got, want)
-	}
-}
 
 func TestModelInspectGolden(t *testing.T) {
 	for _, tc := range []struct {
@@ -70,19 +24,19 @@ func TestModelInspectGolden(t *testing.T) {
 			modeltest.DropFile("tokenizer.json"), modeltest.NoChatTemplate(), modeltest.AddBinFile("pytorch_model.bin")}, ExitError},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
-			dir := synth(t, tc.arch, tc.opts...)
-			code, out, errs := runModelCLI(t, false, "model", "inspect", dir)
+			dir := synthModel(t, tc.arch, tc.opts...)
+			code, out, errs := runMain(t, "model", "inspect", dir)
 			if code != tc.code || errs != "" {
 				t.Errorf("exit %d, stderr %q", code, errs)
 			}
-			checkGolden(t, tc.golden, strings.ReplaceAll(out, dir, "DIR"))
+			assertGolden(t, filepath.Join("testdata", "model", tc.golden), strings.ReplaceAll(out, dir, "DIR"))
 		})
 	}
 }
 
 func TestModelInspectJSON(t *testing.T) {
-	dir := synth(t, modeltest.Qwen3_30B_A3B, modeltest.Layers(2), modeltest.Shards(2))
-	code, out, _ := runModelCLI(t, false, "model", "inspect", "-json", dir)
+	dir := synthModel(t, modeltest.Qwen3_30B_A3B, modeltest.Layers(2), modeltest.Shards(2))
+	code, out, _ := runMain(t, "model", "inspect", "-json", dir)
 	if code != ExitOK {
 		t.Fatalf("exit %d", code)
 	}
@@ -102,15 +56,15 @@ func TestModelInspectJSON(t *testing.T) {
 	if !got.OK || got.Config.NumExperts != 128 || len(got.Shards) != 2 || got.Tensors != nil || got.BytesByClass["expert"] == 0 {
 		t.Errorf("json %+v", got)
 	}
-	_, out, _ = runModelCLI(t, false, "model", "inspect", "--json", "-tensors", dir)
+	_, out, _ = runMain(t, "model", "inspect", "--json", "-tensors", dir)
 	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Tensors) != 2*(9+128*3)+3 {
 		t.Errorf("%d tensors, %v", len(got.Tensors), err)
 	}
 }
 
 func TestModelManifestVerify(t *testing.T) {
-	dir := synth(t, modeltest.Tiny, modeltest.Shards(2))
-	code, out, errs := runModelCLI(t, true, "model", "manifest", dir)
+	dir := synthModel(t, modeltest.Tiny, modeltest.Shards(2))
+	code, out, errs := runMainWith(t, Streams{ErrTerminal: true}, "model", "manifest", dir)
 	sums := dir + ".sha256"
 	if code != ExitOK || !strings.Contains(out, "Wrote 7 checksums to "+sums) {
 		t.Fatalf("exit %d, out %q, err %q", code, out, errs)
@@ -119,13 +73,13 @@ func TestModelManifestVerify(t *testing.T) {
 		t.Errorf("no progress bar on a terminal: %q", errs)
 	}
 	// -o - writes the same list to stdout, without a progress bar.
-	code, stdout, errs := runModelCLI(t, false, "model", "manifest", dir, "-o", "-")
+	code, stdout, errs := runMain(t, "model", "manifest", dir, "-o", "-")
 	want, _ := os.ReadFile(sums)
 	if code != ExitOK || stdout != string(want) || errs != "" {
 		t.Errorf("-o -: exit %d, err %q, out differs: %v", code, errs, stdout != string(want))
 	}
 
-	code, out, errs = runModelCLI(t, false, "model", "verify", dir)
+	code, out, errs = runMain(t, "model", "verify", dir)
 	if code != ExitOK || !strings.HasPrefix(out, "OK: 7 files") || errs != "" {
 		t.Errorf("verify: exit %d, out %q, err %q", code, out, errs)
 	}
@@ -136,12 +90,12 @@ func TestModelManifestVerify(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ = runModelCLI(t, true, "model", "verify", dir, "-checksums", sums)
+	code, out, _ = runMainWith(t, Streams{ErrTerminal: true}, "model", "verify", dir, "-checksums", sums)
 	if code != ExitError || !strings.Contains(out, "MISMATCH  config.json") || !strings.Contains(out, "MISSING   tokenizer.json") ||
 		!strings.Contains(out, "FAILED: 1 mismatched, 1 missing, 0 extra") {
 		t.Errorf("exit %d, out:\n%s", code, out)
 	}
-	code, out, _ = runModelCLI(t, false, "model", "verify", "-json", dir)
+	code, out, _ = runMain(t, "model", "verify", "-json", dir)
 	var res struct {
 		OK      bool     `json:"ok"`
 		Missing []string `json:"missing"`
@@ -152,7 +106,7 @@ func TestModelManifestVerify(t *testing.T) {
 }
 
 func TestModelErrors(t *testing.T) {
-	tiny := synth(t, modeltest.Tiny)
+	tiny := synthModel(t, modeltest.Tiny)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -171,7 +125,7 @@ func TestModelErrors(t *testing.T) {
 		{[]string{"model", "manifest", "-x", tiny}, "unknown flag"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			code, out, errs := runModelCLI(t, false, tc.args...)
+			code, out, errs := runMain(t, tc.args...)
 			if code != ExitError || !strings.Contains(out+errs, tc.want) {
 				t.Errorf("exit %d, want %q in\n%s%s", code, tc.want, out, errs)
 			}
@@ -181,11 +135,11 @@ func TestModelErrors(t *testing.T) {
 
 func TestModelSynth(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "m")
-	code, out, errs := runModelCLI(t, false, "model", "synth", "-arch", "Llama31_8B", "-shards", "2", "-dtype", "fp8", dir)
+	code, out, errs := runMain(t, "model", "synth", "-arch", "Llama31_8B", "-shards", "2", "-dtype", "fp8", dir)
 	if code != ExitOK || !strings.Contains(out, "synthetic Llama31_8B (meta-llama/Llama-3.1-8B-Instruct)") || !strings.Contains(out, "in 2 shard(s)") {
 		t.Fatalf("exit %d, out %q, err %q", code, out, errs)
 	}
-	code, out, _ = runModelCLI(t, false, "model", "inspect", dir)
+	code, out, _ = runMain(t, "model", "inspect", dir)
 	if code != ExitOK || !strings.Contains(out, "Quantization    fp8 (e4m3, blocks 128x128)") || !strings.Contains(out, "No problems found.") {
 		t.Errorf("inspect: exit %d\n%s", code, out)
 	}

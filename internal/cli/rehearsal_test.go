@@ -1,19 +1,11 @@
 package cli
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
 	"github.com/roofline/roofline/internal/engine/refdata"
 )
-
-func runRehearsalCLI(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Main(append([]string{"rehearsal"}, args...), Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
-	return code, out.String(), errb.String()
-}
 
 // The rehearsal command passes the engine's arguments through untouched:
 // roofline's own flag parsing must not see them.
@@ -41,7 +33,7 @@ func TestRehearsalPassesArgsThrough(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runRehearsalCLI(t, tt.args...)
+			code, stdout, stderr := runMain(t, append([]string{"rehearsal"}, tt.args...)...)
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tt.code, stderr)
 			}
@@ -65,7 +57,7 @@ func TestRehearsalIsHiddenAndNeedsASpec(t *testing.T) {
 			t.Error("rehearsal is listed in help")
 		}
 	}
-	code, _, stderr := runRehearsalCLI(t)
+	code, _, stderr := runMain(t, "rehearsal")
 	if code != ExitError || !strings.Contains(stderr, "KIND@VERSION") {
 		t.Errorf("no spec: exit %d, stderr %q", code, stderr)
 	}

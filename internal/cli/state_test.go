@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,12 +14,6 @@ import (
 	"github.com/roofline/roofline/internal/driver/process"
 	"github.com/roofline/roofline/internal/state"
 )
-
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
 
 // stateFixture copies the state package's full round-trip fixture into a
 // fresh state directory and returns the directory.
@@ -40,52 +33,24 @@ func stateFixture(t *testing.T) string {
 	return dir
 }
 
-// runStateCmd runs roofline with args and stdin in, returning code, stdout and stderr.
-func runStateCmd(t *testing.T, in string, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Main(args, Streams{In: strings.NewReader(in), Out: &out, Err: &errb})
-	return code, out.String(), errb.String()
-}
-
-func stateGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "state", name+".golden")
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s:\n%s", path, got)
-	}
-}
-
 func TestStateList(t *testing.T) {
 	dir := stateFixture(t)
-	code, out, errs := runStateCmd(t, "", "state", "list", "-state-dir", dir)
+	code, out, errs := runMain(t, "state", "list", "-state-dir", dir)
 	if code != ExitOK || out != "server.qwen3\nserver.qwen3_next\n" || errs != "" {
 		t.Fatalf("state list = %d, %q, %q", code, out, errs)
 	}
-	code, out, _ = runStateCmd(t, "", "state", "list", "--json", "--state-dir="+dir)
+	code, out, _ = runMain(t, "state", "list", "--json", "--state-dir="+dir)
 	if code != ExitOK {
 		t.Fatalf("state list -json exit %d", code)
 	}
-	stateGolden(t, "list.json", strings.ReplaceAll(out, dir, "$STATE_DIR"))
+	assertGolden(t, filepath.Join("testdata", "state", "list.json.golden"), strings.ReplaceAll(out, dir, "$STATE_DIR"))
 
 	empty := t.TempDir()
-	code, out, errs = runStateCmd(t, "", "state", "list", "-state-dir", empty)
+	code, out, errs = runMain(t, "state", "list", "-state-dir", empty)
 	if code != ExitOK || out != "" || !strings.Contains(errs, "records no servers") {
 		t.Fatalf("state list of no state = %d, %q, %q", code, out, errs)
 	}
-	if code, _, errs := runStateCmd(t, "", "state", "list", "-state-dir", dir, "extra"); code != ExitError || !strings.Contains(errs, "unexpected argument") {
+	if code, _, errs := runMain(t, "state", "list", "-state-dir", dir, "extra"); code != ExitError || !strings.Contains(errs, "unexpected argument") {
 		t.Fatalf("state list with an argument = %d, %q", code, errs)
 	}
 }
@@ -93,17 +58,17 @@ func TestStateList(t *testing.T) {
 func TestStateShow(t *testing.T) {
 	dir := stateFixture(t)
 	for _, addr := range []string{"server.qwen3", "qwen3"} {
-		code, out, errs := runStateCmd(t, "", "state", "show", "-state-dir", dir, addr)
+		code, out, errs := runMain(t, "state", "show", "-state-dir", dir, addr)
 		if code != ExitOK {
 			t.Fatalf("state show %s = %d, %s", addr, code, errs)
 		}
-		stateGolden(t, "show.txt", out)
+		assertGolden(t, filepath.Join("testdata", "state", "show.txt.golden"), out)
 	}
-	code, out, _ := runStateCmd(t, "", "state", "show", "-json", "-state-dir", dir, "server.qwen3_next")
+	code, out, _ := runMain(t, "state", "show", "-json", "-state-dir", dir, "server.qwen3_next")
 	if code != ExitOK {
 		t.Fatalf("state show -json exit %d", code)
 	}
-	stateGolden(t, "show_next.json", out)
+	assertGolden(t, filepath.Join("testdata", "state", "show_next.json.golden"), out)
 
 	for args, want := range map[string]string{
 		"server.qwen":     `server.qwen is not in the state. Did you mean "qwen3"?`,
@@ -115,7 +80,7 @@ func TestStateShow(t *testing.T) {
 		if args != "" {
 			argv = append(argv, args)
 		}
-		code, _, errs := runStateCmd(t, "", argv...)
+		code, _, errs := runMain(t, argv...)
 		if code != ExitError || !strings.Contains(errs, want) {
 			t.Errorf("state show %q = %d, %q; want an error with %q", args, code, errs, want)
 		}
@@ -131,7 +96,7 @@ func TestStateCorrupt(t *testing.T) {
 	os.WriteFile(path+".backup", good, 0o600)
 	os.WriteFile(path, good[:100], 0o600)
 	for _, args := range [][]string{{"state", "list"}, {"state", "show", "qwen3"}, {"state", "rm", "qwen3"}} {
-		code, _, errs := runStateCmd(t, "", append(args, "-state-dir", dir)...)
+		code, _, errs := runMain(t, append(args, "-state-dir", dir)...)
 		if code != ExitError || !strings.Contains(errs, "is corrupt") || !strings.Contains(errs, "cp "+path+".backup "+path) {
 			t.Errorf("%v on a corrupt state = %d, %q", args, code, errs)
 		}
@@ -175,12 +140,12 @@ func TestStateRm(t *testing.T) {
 	}
 
 	// An unknown address removes nothing.
-	code, _, errs := runStateCmd(t, "", "state", "rm", "-state-dir", dir, "server.live", "server.nope")
+	code, _, errs := runMain(t, "state", "rm", "-state-dir", dir, "server.live", "server.nope")
 	if code != ExitError || !strings.Contains(errs, "Nothing was removed") {
 		t.Fatalf("state rm with an unknown address = %d, %q", code, errs)
 	}
 	// -dry-run changes nothing.
-	code, out, _ := runStateCmd(t, "", "state", "rm", "-dry-run", "-state-dir", dir, "live")
+	code, out, _ := runMain(t, "state", "rm", "-dry-run", "-state-dir", dir, "live")
 	if code != ExitOK || !strings.Contains(out, "Would remove server.live") {
 		t.Fatalf("state rm -dry-run = %d, %q", code, out)
 	}
@@ -188,7 +153,7 @@ func TestStateRm(t *testing.T) {
 		t.Fatalf("state changed before the real rm: serial %d, %d servers", g.Serial, len(g.Servers))
 	}
 
-	code, out, errs = runStateCmd(t, "", "state", "rm", "-state-dir", dir, "server.live", "dead", "server.box", "live")
+	code, out, errs = runMain(t, "state", "rm", "-state-dir", dir, "server.live", "dead", "server.box", "live")
 	if code != ExitOK {
 		t.Fatalf("state rm = %d, %s", code, errs)
 	}
@@ -230,7 +195,7 @@ func TestStateRmWaitsForLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, _, errs := runStateCmd(t, "", "state", "rm", "-state-dir", dir, "qwen3")
+	code, _, errs := runMain(t, "state", "rm", "-state-dir", dir, "qwen3")
 	if code != ExitError || !strings.Contains(errs, "roofline force-unlock "+id) || !strings.Contains(errs, "Operation: apply") {
 		t.Fatalf("state rm on a locked state = %d, %q", code, errs)
 	}
@@ -238,7 +203,7 @@ func TestStateRmWaitsForLock(t *testing.T) {
 		time.Sleep(150 * time.Millisecond)
 		other.Unlock(id)
 	}()
-	code, out, errs := runStateCmd(t, "", "state", "rm", "-lock-timeout=20s", "-state-dir", dir, "qwen3")
+	code, out, errs := runMain(t, "state", "rm", "-lock-timeout=20s", "-state-dir", dir, "qwen3")
 	if code != ExitOK || !strings.Contains(out, "Removed server.qwen3") {
 		t.Fatalf("state rm -lock-timeout = %d, %q, %q", code, out, errs)
 	}
@@ -251,23 +216,23 @@ func TestForceUnlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, _, errs := runStateCmd(t, "yes\n", "force-unlock", "-state-dir", dir, "wrong")
+	code, _, errs := runMainIn(t, "yes\n", "force-unlock", "-state-dir", dir, "wrong")
 	if code != ExitError || !strings.Contains(errs, "does not match") || !strings.Contains(errs, id) {
 		t.Fatalf("force-unlock with a wrong ID = %d, %q", code, errs)
 	}
-	code, out, errs := runStateCmd(t, "no\n", "force-unlock", "-state-dir", dir, id)
+	code, out, errs := runMainIn(t, "no\n", "force-unlock", "-state-dir", dir, id)
 	if code != ExitError || !strings.Contains(errs, "cancelled") || !strings.Contains(out, "Only 'yes' will be accepted") ||
 		!strings.Contains(out, "is still running") {
 		t.Fatalf("force-unlock answered no = %d, %q, %q", code, out, errs)
 	}
-	code, _, errs = runStateCmd(t, "", "force-unlock", "-state-dir", dir, id)
+	code, _, errs = runMain(t, "force-unlock", "-state-dir", dir, id)
 	if code != ExitError || !strings.Contains(errs, "no answer") {
 		t.Fatalf("force-unlock without an answer = %d, %q", code, errs)
 	}
 	if st, _ := holder.LockStatus(); !st.Held {
 		t.Fatal("a cancelled force-unlock released the lock")
 	}
-	code, out, errs = runStateCmd(t, "yes\n", "force-unlock", "-state-dir", dir, id)
+	code, out, errs = runMainIn(t, "yes\n", "force-unlock", "-state-dir", dir, id)
 	if code != ExitOK || !strings.Contains(out, "has been removed") {
 		t.Fatalf("force-unlock yes = %d, %q, %q", code, out, errs)
 	}
@@ -282,11 +247,11 @@ func TestForceUnlock(t *testing.T) {
 	if err := holder.Unlock(id); err == nil {
 		t.Error("the old holder unlocked a lock it had lost")
 	}
-	code, out, _ = runStateCmd(t, "", "force-unlock", "-force", "-state-dir", dir, id2)
+	code, out, _ = runMain(t, "force-unlock", "-force", "-state-dir", dir, id2)
 	if code != ExitOK || strings.Contains(out, "Enter a value") {
 		t.Fatalf("force-unlock -force = %d, %q", code, out)
 	}
-	code, _, errs = runStateCmd(t, "", "force-unlock", "-force", "-state-dir", dir, id2)
+	code, _, errs = runMain(t, "force-unlock", "-force", "-state-dir", dir, id2)
 	if code != ExitError || !strings.Contains(errs, "not locked") {
 		t.Fatalf("force-unlock of an unlocked state = %d, %q", code, errs)
 	}
@@ -298,7 +263,7 @@ func TestStateDirFromConfig(t *testing.T) {
 	src := stateFixture(t)
 	dir := t.TempDir()
 	t.Chdir(dir)
-	code, _, errs := runStateCmd(t, "", "state", "list")
+	code, _, errs := runMain(t, "state", "list")
 	if code != ExitError || !strings.Contains(errs, "-state-dir=DIR") {
 		t.Fatalf("state list without a configuration = %d, %q", code, errs)
 	}
@@ -306,14 +271,14 @@ func TestStateDirFromConfig(t *testing.T) {
 	if err := os.Rename(src, filepath.Join(dir, "st")); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs := runStateCmd(t, "", "state", "list")
+	code, out, errs := runMain(t, "state", "list")
 	if code != ExitOK || out != "server.qwen3\nserver.qwen3_next\n" {
 		t.Fatalf("state list with state_dir from the configuration = %d, %q, %q", code, out, errs)
 	}
 }
 
 func TestStateParentCommand(t *testing.T) {
-	code, _, errs := runStateCmd(t, "", "state", "lsit")
+	code, _, errs := runMain(t, "state", "lsit")
 	if code != ExitError || !strings.Contains(errs, `Did you mean "list"?`) || !strings.Contains(errs, "Subcommands:") {
 		t.Fatalf("state lsit = %d, %q", code, errs)
 	}

@@ -3,8 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,63 +12,12 @@ import (
 	"github.com/roofline/roofline/internal/model/modeltest"
 )
 
-// Several test files of this package use -update; whichever is initialised
-// first defines it.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
-
-func vramUpdate() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
-// vramModel writes a synthetic model folder (real names and shapes, sparse
-// data) named after the architecture, so outputs do not depend on the path.
-func vramModel(t *testing.T, arch modeltest.Arch, opts ...modeltest.Option) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), arch.Name)
-	if err := modeltest.Write(dir, arch, opts...); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-func runVRAMCLI(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Main(append([]string{"vram"}, args...), Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
-	return code, out.String(), errb.String()
-}
-
-func vramGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "vram", name+".golden")
-	if vramUpdate() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (run with -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
-
 // TestVRAMVerdicts covers the three verdicts the issue asks for on
 // synthetic model folders: fits; does not fit at TP 1 but does at TP 2; the
 // context is too long. Each human output is a golden file.
 func TestVRAMVerdicts(t *testing.T) {
-	qwen := vramModel(t, modeltest.Qwen3_8B)
-	llama70 := vramModel(t, modeltest.Llama31_70B)
+	qwen := synthModel(t, modeltest.Qwen3_8B)
+	llama70 := synthModel(t, modeltest.Llama31_70B)
 	for _, c := range []struct {
 		name     string
 		args     []string
@@ -93,7 +40,7 @@ func TestVRAMVerdicts(t *testing.T) {
 			[]string{"fewer than the 64 required", "to hold 64 requests"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			code, out, errOut := runVRAMCLI(t, c.args...)
+			code, out, errOut := runMain(t, append([]string{"vram"}, c.args...)...)
 			if code != c.code {
 				t.Errorf("exit %d, want %d; stderr %s", code, c.code, errOut)
 			}
@@ -102,7 +49,7 @@ func TestVRAMVerdicts(t *testing.T) {
 					t.Errorf("output lacks %q:\n%s", s, out)
 				}
 			}
-			vramGolden(t, c.name, out)
+			assertGolden(t, filepath.Join("testdata", "vram", c.name+".golden"), out)
 		})
 	}
 }
@@ -110,32 +57,29 @@ func TestVRAMVerdicts(t *testing.T) {
 // TestVRAMBusyGPU: a foreign process on one GPU of a snapshot makes vLLM
 // refuse to start, and the output says which rank and what to do.
 func TestVRAMBusyGPU(t *testing.T) {
-	qwen := vramModel(t, modeltest.Qwen3_8B)
+	qwen := synthModel(t, modeltest.Qwen3_8B)
 	snap := gputest.H100s(2, gputest.WithProcess(1, 4242, 30*gputest.GiB, "python3", "train.py"))
-	path := filepath.Join(t.TempDir(), "busy.json")
 	var buf bytes.Buffer
 	if err := gpu.WriteSnapshot(&buf, snap); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, out, _ := runVRAMCLI(t, "-model", qwen, "-inventory", path, "-tp", "2", "-ctx", "32768")
+	path := writeFile(t, filepath.Join(t.TempDir(), "busy.json"), buf.String())
+	code, out, _ := runMain(t, "vram", "-model", qwen, "-inventory", path, "-tp", "2", "-ctx", "32768")
 	if code != ExitError || !strings.Contains(out, "rank 1: vLLM refuses to start") || !strings.Contains(out, "Lower -util") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
-	vramGolden(t, "qwen3-8b-busy-gpu", strings.ReplaceAll(out, path, "$SNAPSHOT"))
+	assertGolden(t, filepath.Join("testdata", "vram", "qwen3-8b-busy-gpu.golden"), strings.ReplaceAll(out, path, "$SNAPSHOT"))
 
 	// SGLang starts on unequal GPUs only when they are within 10 %.
-	code, out, _ = runVRAMCLI(t, "-model", qwen, "-inventory", path, "-tp", "2", "-ctx", "32768", "-engine", "sglang")
+	code, out, _ = runMain(t, "vram", "-model", qwen, "-inventory", path, "-tp", "2", "-ctx", "32768", "-engine", "sglang")
 	if code != ExitError || !strings.Contains(out, "unbalanced") {
 		t.Errorf("sglang: exit %d:\n%s", code, out)
 	}
 }
 
 func TestVRAMJSON(t *testing.T) {
-	qwen := vramModel(t, modeltest.Qwen3_8B)
-	code, out, errOut := runVRAMCLI(t, "-model", qwen, "-gpu", "L4", "-ctx", "40960", "-json")
+	qwen := synthModel(t, modeltest.Qwen3_8B)
+	code, out, errOut := runMain(t, "vram", "-model", qwen, "-gpu", "L4", "-ctx", "40960", "-json")
 	if code != ExitError {
 		t.Errorf("exit %d, want 1 (does not fit); stderr %s", code, errOut)
 	}
@@ -161,7 +105,7 @@ func TestVRAMJSON(t *testing.T) {
 		t.Errorf("rank 0 %v does not match the totals", r0)
 	}
 	// The JSON and the human view come from the same estimate.
-	_, human, _ := runVRAMCLI(t, "-model", qwen, "-gpu", "L4", "-ctx", "40960")
+	_, human, _ := runMain(t, "vram", "-model", qwen, "-gpu", "L4", "-ctx", "40960")
 	fit := int64(obj["max_model_len_fit"].(float64))
 	if !strings.Contains(human, "Longest context that fits: "+itoa(fit)+" tokens") {
 		t.Errorf("human view disagrees with max_model_len_fit %d:\n%s", fit, human)
@@ -171,7 +115,7 @@ func TestVRAMJSON(t *testing.T) {
 func itoa(v int64) string { b, _ := json.Marshal(v); return string(b) }
 
 func TestVRAMUsageErrors(t *testing.T) {
-	qwen := vramModel(t, modeltest.Tiny)
+	qwen := synthModel(t, modeltest.Tiny)
 	withNVML(t, gpu.NewFile(filepath.Join(t.TempDir(), "absent.json")))
 	for _, c := range []struct {
 		name string
@@ -194,7 +138,7 @@ func TestVRAMUsageErrors(t *testing.T) {
 		{"bad version", []string{"-model", qwen, "-gpu", "H100", "-engine-version", "nightly"}, "does not start with a number"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			code, out, errOut := runVRAMCLI(t, c.args...)
+			code, out, errOut := runMain(t, append([]string{"vram"}, c.args...)...)
 			if code != ExitError || out != "" || !strings.Contains(errOut, c.want) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errOut, c.want)
 			}
