@@ -60,6 +60,9 @@ func newObserver() *observer {
 }
 
 func (o *observer) Observe(ctx context.Context, s *state.Server) *plan.Observation {
+	if s.ContainerID != "" {
+		return o.observeContainer(ctx, s)
+	}
 	if s.PID <= 0 {
 		if s.Status == state.StatusFailed {
 			return &plan.Observation{Alive: false, Detail: "its last start failed; nothing runs"}
@@ -82,12 +85,19 @@ func (o *observer) Observe(ctx context.Context, s *state.Server) *plan.Observati
 		}
 		return &plan.Observation{Alive: false, Detail: detail, GPUPids: pidsOf(obs)}
 	}
+	return o.serving(ctx, s, fmt.Sprintf("pid %d", s.PID), obs.PIDs)
+}
+
+// serving completes the observation of a server whose engine runs (who
+// names it: "pid 123", "container 0a1b2c"): its proxy, and a quick health
+// probe once it passed its gates.
+func (o *observer) serving(ctx context.Context, s *state.Server, who string, pids []int) *plan.Observation {
 	if p := s.Proxy; p != nil && p.PID > 0 {
 		if po, err := o.d.Read(ctx, handleOf(p)); err == nil && (po == nil || !po.Alive) {
-			return &plan.Observation{Alive: false, Detail: fmt.Sprintf("the proxy on port %d (pid %d) is gone; the engine (pid %d) is restarted behind a new one", s.Port, p.PID, s.PID), GPUPids: obs.PIDs}
+			return &plan.Observation{Alive: false, Detail: fmt.Sprintf("the proxy on port %d (pid %d) is gone; the engine (%s) is restarted behind a new one", s.Port, p.PID, who), GPUPids: pids}
 		}
 	}
-	res := &plan.Observation{Alive: true, GPUPids: obs.PIDs}
+	res := &plan.Observation{Alive: true, GPUPids: pids}
 	if s.Status == state.StatusReady {
 		port := s.Port
 		if s.BackendPort != 0 {
@@ -103,10 +113,10 @@ func (o *observer) Observe(ctx context.Context, s *state.Server) *plan.Observati
 			resp.Body.Close()
 			healthy = resp.StatusCode == http.StatusOK
 			if !healthy {
-				res.Detail = fmt.Sprintf("pid %d runs, but /health answers %d", s.PID, resp.StatusCode)
+				res.Detail = fmt.Sprintf("%s runs, but /health answers %d", who, resp.StatusCode)
 			}
 		} else {
-			res.Detail = fmt.Sprintf("pid %d runs, but /health does not answer: %v", s.PID, err)
+			res.Detail = fmt.Sprintf("%s runs, but /health does not answer: %v", who, err)
 		}
 		res.Healthy = &healthy
 	}
@@ -118,4 +128,32 @@ func pidsOf(o *driver.Observed) []int {
 		return nil
 	}
 	return o.PIDs
+}
+
+// observeContainer is refresh's view of a server that runs in a container:
+// gone, exited, restarted by hand or replaced by a container started by hand
+// under its name are drift; the log mirror is refreshed on the way.
+func (o *observer) observeContainer(ctx context.Context, s *state.Server) *plan.Observation {
+	d, err := dockerDriver()
+	if err != nil {
+		return &plan.Observation{Alive: true, Detail: "could not be observed: " + err.Error()}
+	}
+	st, err := d.Check(ctx, apply.ProcOf(s), s.Name, s.LaunchID)
+	if err != nil {
+		return &plan.Observation{Alive: true, Detail: "could not be observed: " + err.Error()}
+	}
+	if !st.Alive {
+		detail := st.Detail
+		if s.LogPath != "" {
+			if tail := apply.LastLines(s.LogPath, 1); len(tail) > 0 {
+				detail += "; last log line: " + tail[0]
+			}
+		}
+		return &plan.Observation{Alive: false, Detail: detail}
+	}
+	id := s.ContainerID
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	return o.serving(ctx, s, "container "+id, st.PIDs)
 }

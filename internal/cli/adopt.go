@@ -6,6 +6,7 @@ import (
 
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/driver"
+	"github.com/roofline/roofline/internal/driver/docker"
 	"github.com/roofline/roofline/internal/driver/process"
 	"github.com/roofline/roofline/internal/state"
 )
@@ -30,7 +31,14 @@ func adopt(ctx context.Context, b *backend, st *state.File) (adopted []string, e
 	for _, name := range st.Names() {
 		s := st.Servers[name]
 		if s.PID == 0 && s.ContainerID == "" && s.Status != state.StatusFailed {
-			if h := find(s.LaunchID); h != nil {
+			// A container's processes carry the launch id too: find it as
+			// the container, never as a bare process.
+			if s.Driver == state.DriverDocker {
+				if what := adoptContainer(ctx, s); what != "" {
+					adopted = append(adopted, what)
+					changed = true
+				}
+			} else if h := find(s.LaunchID); h != nil {
 				h.Record(s)
 				if s.LogPath == "" {
 					s.LogPath = h.LogPath
@@ -51,4 +59,24 @@ func adopt(ctx context.Context, b *backend, st *state.File) (adopted []string, e
 		err = b.states.Write(st)
 	}
 	return adopted, err
+}
+
+// adoptContainer finds the container of a docker server whose id never
+// reached the state by the launch id label apply gave it, and records it.
+// Refresh then sees it as any other: running, exited or restarted by hand.
+func adoptContainer(ctx context.Context, s *state.Server) string {
+	if s.LaunchID == "" {
+		return ""
+	}
+	d, err := dockerDriver()
+	if err != nil {
+		return ""
+	}
+	cs, err := d.FindByLaunchID(ctx, s.LaunchID)
+	if err != nil || len(cs) == 0 {
+		return ""
+	}
+	p := docker.ProcessOf(cs[0], s.LogPath)
+	s.ContainerID, s.PID, s.StartTime, s.Cmdline = p.ContainerID, p.PID, p.StartTime, p.Cmdline
+	return fmt.Sprintf("server.%s: container %.12s", s.Name, p.ContainerID)
 }

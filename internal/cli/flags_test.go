@@ -48,6 +48,21 @@ esac
 	return write("vllm", script, 0o755), log
 }
 
+// standInDir makes a fresh working directory holding a stand-in vLLM
+// (see standIn) and moves the test into it.
+func standInDir(t *testing.T, version, reportVersion string) (dir, exe, log string) {
+	t.Helper()
+	dir = t.TempDir()
+	t.Chdir(dir)
+	exe, log = standIn(t, dir, "vllm", version, reportVersion)
+	return dir, exe, log
+}
+
+// vllmEngine is the HCL of an engine block that runs command.
+func vllmEngine(name, version, command string) string {
+	return "engine \"" + name + "\" {\n  kind    = \"vllm\"\n  version = \"" + version + "\"\n  command = [\"" + command + "\"]\n}\n"
+}
+
 func calls(t *testing.T, log string) []string {
 	t.Helper()
 	b, err := os.ReadFile(log)
@@ -61,10 +76,8 @@ func calls(t *testing.T, log string) []string {
 // call probes it, the second is served from the cache in the state dir,
 // -refresh probes again.
 func TestFlagsStandIn(t *testing.T) {
-	dir := t.TempDir()
-	t.Chdir(dir)
-	exe, log := standIn(t, dir, "vllm", "0.16.0", "0.16.0")
-	writeFile(t, filepath.Join(dir, "main.hcl"), "engine \"vllm_016\" {\n  kind    = \"vllm\"\n  version = \"0.16.0\"\n  command = [\""+exe+"\"]\n}\n")
+	dir, exe, log := standInDir(t, "0.16.0", "0.16.0")
+	writeFile(t, filepath.Join(dir, "main.hcl"), vllmEngine("vllm_016", "0.16.0", exe))
 
 	code, out, errs := runMain(t, "flags", "vllm_016", "max_model_len")
 	if code != ExitOK {
@@ -119,10 +132,8 @@ func TestFlagsStandIn(t *testing.T) {
 // TestFlagsOlderVLLM: vLLM 0.8.5 refuses --help=all; the probe falls back to
 // --help, which lists every flag in that version.
 func TestFlagsOlderVLLM(t *testing.T) {
-	dir := t.TempDir()
-	t.Chdir(dir)
-	exe, log := standIn(t, dir, "vllm", "0.8.5", "0.8.5")
-	writeFile(t, filepath.Join(dir, "main.hcl"), "engine \"v085\" {\n  kind    = \"vllm\"\n  version = \"0.8.5\"\n  command = [\""+exe+"\"]\n}\n")
+	dir, exe, log := standInDir(t, "0.8.5", "0.8.5")
+	writeFile(t, filepath.Join(dir, "main.hcl"), vllmEngine("v085", "0.8.5", exe))
 	code, out, errs := runMain(t, "flags", "v085", "enable-reasoning")
 	if code != ExitOK || !strings.Contains(out, "\n--enable-reasoning\n") || !strings.Contains(out, "from \""+exe+" serve --help\"") {
 		t.Fatalf("flags = %d\n%s\n%s", code, out, errs)
@@ -134,9 +145,7 @@ func TestFlagsOlderVLLM(t *testing.T) {
 
 // TestFlagsRehearsal: a rehearsal engine is roofline itself.
 func TestFlagsRehearsal(t *testing.T) {
-	dir := t.TempDir()
-	t.Chdir(dir)
-	exe, log := standIn(t, dir, "vllm", "0.16.0", "0.16.0")
+	dir, exe, log := standInDir(t, "0.16.0", "0.16.0")
 	old := selfExecutable
 	selfExecutable = func() (string, error) { return exe, nil }
 	t.Cleanup(func() { selfExecutable = old })
@@ -151,11 +160,8 @@ func TestFlagsRehearsal(t *testing.T) {
 }
 
 func TestFlagsErrors(t *testing.T) {
-	dir := t.TempDir()
-	t.Chdir(dir)
-	exe, _ := standIn(t, dir, "vllm", "0.16.0", "0.15.1")
-	writeFile(t, filepath.Join(dir, "main.hcl"), "engine \"vllm_016\" {\n  kind    = \"vllm\"\n  version = \"0.16.0\"\n  command = [\""+exe+"\"]\n}\n"+
-		"engine \"gone\" {\n  kind    = \"vllm\"\n  version = \"0.16.0\"\n  command = [\""+filepath.Join(dir, "missing")+"\"]\n}\n")
+	dir, exe, _ := standInDir(t, "0.16.0", "0.15.1")
+	writeFile(t, filepath.Join(dir, "main.hcl"), vllmEngine("vllm_016", "0.16.0", exe)+vllmEngine("gone", "0.16.0", filepath.Join(dir, "missing")))
 	tests := []struct {
 		args     []string
 		code     int

@@ -49,9 +49,19 @@ type Identity struct {
 	// symlink that does not change when pip upgrades SGLang, the record does.
 	Packages []string `json:"packages,omitempty"`
 	Version  string   `json:"version"`
-	// Image and Digest identify a docker engine (not supported yet).
-	Image  string `json:"image,omitempty"`
-	Digest string `json:"digest,omitempty"`
+	// Image, Digest and ImageID identify a docker engine: the pinned
+	// reference, its digest, and the local image's id.
+	Image   string `json:"image,omitempty"`
+	Digest  string `json:"digest,omitempty"`
+	ImageID string `json:"image_id,omitempty"`
+}
+
+// where names the probed install for messages: the executable or the image.
+func (id Identity) where() string {
+	if id.Image != "" {
+		return "image " + id.Image
+	}
+	return id.Executable
 }
 
 // Runner runs a command and returns its standard output. It is the one
@@ -136,10 +146,13 @@ func (x ExecRunner) Run(ctx context.Context, argv []string, env []string) ([]byt
 // executable): vLLM [self rehearsal vllm@V], which then takes `serve MODEL
 // ...` and `--version`; SGLang [self rehearsal sglang@V -m
 // sglang.launch_server], whose interpreter part [self rehearsal sglang@V]
-// answers `-c "import sglang; print(sglang.__version__)"`. Docker engines
-// have no command here (nil).
+// answers `-c "import sglang; print(sglang.__version__)"`. A docker
+// engine's is the command inside its image, which replaces the image's
+// entrypoint: [vllm] or [python3 -m sglang.launch_server].
 func Command(e *config.Engine, self string) []string {
 	switch {
+	case e.Image != "":
+		return imageCommand(e)
 	case e.Rehearsal && e.Kind == config.KindSGLang:
 		return []string{self, "rehearsal", "sglang@" + e.Version, "-m", "sglang.launch_server"}
 	case e.Rehearsal:
@@ -191,6 +204,9 @@ type probeKey struct {
 	Size       int64     `json:"size"`
 	ModTime    time.Time `json:"mod_time"`
 	Packages   []string  `json:"packages"`
+	// A docker engine: the pinned reference and the local image id.
+	Image   string `json:"image,omitempty"`
+	ImageID string `json:"image_id,omitempty"`
 }
 
 type probeRecord struct {
@@ -211,11 +227,11 @@ func (k probeKey) file() string {
 // refresh is set. cacheDir "" disables the cache. A version different from
 // the pinned one is not an error here; see CheckVersion.
 func Probe(ctx context.Context, e *config.Engine, self string, r Runner, cacheDir string, refresh bool) (*Installed, error) {
-	if e.Image != "" {
-		return nil, fmt.Errorf("engine %q: docker engines are not supported yet; use a local install (command = [...]) or the rehearsal engine (rehearsal = true)", e.Name)
-	}
 	if e.Kind != config.KindVLLM && e.Kind != config.KindSGLang {
 		return nil, fmt.Errorf("engine %q: unknown kind %q; use %q or %q", e.Name, e.Kind, config.KindVLLM, config.KindSGLang)
+	}
+	if e.Image != "" {
+		return probeImage(ctx, e, r, cacheDir, refresh)
 	}
 	argv := Command(e, self)
 	if len(argv) == 0 {
@@ -410,7 +426,7 @@ func CheckVersion(e *config.Engine, inst *Installed) hcl.Diagnostics {
 		Severity: hcl.DiagError,
 		Summary:  "Engine version mismatch",
 		Detail: fmt.Sprintf("Engine %q pins %s %s, but %s reports %s. Install %s there, or pin version = %q after reviewing the plan against it.",
-			e.Name, KindName(e.Kind), e.Version, inst.Identity.Executable, inst.Version, e.Version, inst.Version),
+			e.Name, KindName(e.Kind), e.Version, inst.Identity.where(), inst.Version, e.Version, inst.Version),
 		Subject: &rng,
 	}}
 }

@@ -70,18 +70,15 @@ type renderer struct {
 // An attribute left at its zero value renders nothing, so the engine's
 // default applies; tensor and pipeline parallelism render above 1.
 //
-// Env is CUDA_VISIBLE_DEVICES from gpus, the air-gap variables, then the
+// Env is CUDA_VISIBLE_DEVICES from gpus (not for an image engine, whose
+// container is given only its GPUs), the air-gap variables, then the
 // engine's env, then the server's (the server wins).
 func Render(s *config.Server, m *config.Model, e *config.Engine, inst *Installed, self string) (*Launch, hcl.Diagnostics) {
 	r := &renderer{s: s, m: m, e: e, inst: inst, kind: e.Kind}
 	prefix := Command(e, self)
 	if prefix == nil {
 		rng := e.DeclRange
-		detail := fmt.Sprintf("Engine %q has no command: set command, or rehearsal = true.", e.Name)
-		if e.Image != "" {
-			detail = fmt.Sprintf("Engine %q uses a docker image; docker engines are not supported yet. Use a local install (command = [...]) or the rehearsal engine (rehearsal = true).", e.Name)
-		}
-		r.errorf(&rng, "Engine cannot be launched", "%s", detail)
+		r.errorf(&rng, "Engine cannot be launched", "Engine %q has no command: set command, image, or rehearsal = true.", e.Name)
 		return nil, r.diags
 	}
 	if m == nil {
@@ -367,7 +364,9 @@ func (r *renderer) speculation() []arg {
 // roofline relies on.
 func (r *renderer) env() map[string]string {
 	env := map[string]string{}
-	if len(r.s.GPUs) > 0 {
+	// A container sees only its GPUs, numbered from 0: the docker driver
+	// requests them by host index and CUDA_VISIBLE_DEVICES would mis-select.
+	if len(r.s.GPUs) > 0 && r.e.Image == "" {
 		ids := make([]string, len(r.s.GPUs))
 		for i, g := range r.s.GPUs {
 			ids[i] = strconv.Itoa(g)

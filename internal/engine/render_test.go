@@ -385,17 +385,18 @@ func TestRenderCommandAndEnv(t *testing.T) {
 		{&config.Engine{Kind: "vllm", Version: "0.16.0", Rehearsal: true}, "/bin/roofline rehearsal vllm@0.16.0"},
 		{&config.Engine{Kind: "sglang", Version: "0.5.6.post2", Rehearsal: true}, "/bin/roofline rehearsal sglang@0.5.6.post2 -m sglang.launch_server"},
 		{&config.Engine{Kind: "vllm", Command: []string{"/opt/v/bin/vllm"}}, "/opt/v/bin/vllm"},
-		{&config.Engine{Kind: "vllm", Image: "vllm/vllm-openai@sha256:00"}, ""},
+		{&config.Engine{Kind: "vllm", Image: "vllm/vllm-openai@sha256:00"}, "vllm"},
+		{&config.Engine{Kind: "sglang", Image: "lmsysorg/sglang@sha256:00"}, "python3 -m sglang.launch_server"},
 	} {
 		if got := strings.Join(Command(tt.e, "/bin/roofline"), " "); got != tt.want {
 			t.Errorf("Command(%+v) = %q, want %q", tt.e, got, tt.want)
 		}
 	}
 
-	e = &config.Engine{Name: "img", Kind: "vllm", Version: "0.16.0", Image: "vllm/vllm-openai@sha256:00", DeclRange: lineRange("engines.hcl", 7)}
+	e = &config.Engine{Name: "none", Kind: "vllm", Version: "0.16.0", DeclRange: lineRange("engines.hcl", 7)}
 	l, diags := Render(s, testModel(), e, nil, "/bin/roofline")
-	if l != nil || len(diags) != 1 || !strings.Contains(diags[0].Detail, "docker engines are not supported yet") || diags[0].Subject.Start.Line != 7 {
-		t.Errorf("docker engine: %v %s", l, diagText(diags))
+	if l != nil || len(diags) != 1 || !strings.Contains(diags[0].Detail, "has no command") || diags[0].Subject.Start.Line != 7 {
+		t.Errorf("engine without a command: %v %s", l, diagText(diags))
 	}
 }
 
