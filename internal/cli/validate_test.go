@@ -30,7 +30,7 @@ func TestValidateFiveMistakes(t *testing.T) {
 		ErrorCount  int  `json:"error_count"`
 		Diagnostics []struct {
 			Range struct {
-				Filename string `json:"filename"`
+				Filename string             `json:"filename"`
 				Start    struct{ Line int } `json:"start"`
 			} `json:"range"`
 		} `json:"diagnostics"`
