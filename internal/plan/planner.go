@@ -153,8 +153,8 @@ func (pl *planner) drift() {
 	for _, name := range pl.prior.Names() {
 		s := pl.prior.Servers[name]
 		o := pl.in.Observed[name]
-		if o == nil {
-			continue
+		if o == nil || s.Status == state.StatusFailed {
+			continue // a failed start is roofline's own record, not drift
 		}
 		switch {
 		case !o.Alive:
@@ -363,6 +363,9 @@ func (pl *planner) diff() {
 			} else {
 				c.Reason = "no longer in the configuration"
 			}
+		case gone && before.Status == state.StatusFailed:
+			c.Action = Create
+			c.Reason = "the last start failed; roofline tries again"
 		case gone:
 			c.Action = Create
 			c.Reason = "the process is gone (" + obs.Detail + "); roofline starts it again"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Undoes .ci/docker-setup.sh: removes the containers roofline's tests left,
+# stops the registry and the dockerd that the setup started (a daemon that
+# was already running is left alone), and deletes their data unless
+# ROOFLINE_DOCKER_KEEP=1. Safe to run twice.
+set -uo pipefail
+
+ROOT=${ROOFLINE_DOCKER_ROOT:-/tmp/roofline-docker}
+export DOCKER_HOST=unix:///var/run/docker.sock
+
+# stop PIDFILE: SIGTERM to the recorded pid, then SIGKILL after 20 s.
+stop() {
+  local f=$1 pid
+  [ -f "$f" ] || return 0
+  pid=$(cat "$f")
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid"
+    for _ in $(seq 1 80); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.25
+    done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+  fi
+  rm -f "$f"
+}
+
+if docker version >/dev/null 2>&1; then
+  ids=$(docker ps -aq --filter label=roofline.managed=true)
+  if [ -n "$ids" ]; then
+    echo "docker-teardown: removing roofline containers: $(echo $ids)"
+    docker rm -f $ids >/dev/null
+  fi
+fi
+stop "$ROOT/registry.pid"
+if [ -f "$ROOT/dockerd.ours" ]; then
+  stop "$ROOT/dockerd.pid"
+  rm -f "$ROOT/dockerd.ours"
+fi
+if [ "${ROOFLINE_DOCKER_KEEP:-}" != 1 ]; then
+  rm -rf "$ROOT/data" "$ROOT/exec" "$ROOT/registry" "$ROOT/context" "$ROOT/images.env"
+fi
+echo "docker-teardown: done"
