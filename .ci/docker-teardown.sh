@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Undoes .ci/docker-setup.sh: removes the containers roofline's tests left,
-# stops the registry and the dockerd that the setup started (a daemon that
-# was already running is left alone), and deletes their data unless
+# Undoes .ci/docker-setup.sh: stops the registry and the dockerd that the
+# setup started, with the containers the tests left (a daemon that was
+# already running is left alone), and deletes their data unless
 # ROOFLINE_DOCKER_KEEP=1. Safe to run twice.
 set -uo pipefail
 
@@ -24,15 +24,15 @@ stop() {
   rm -f "$f"
 }
 
-if docker version >/dev/null 2>&1; then
-  ids=$(docker ps -aq --filter label=roofline.managed=true)
-  if [ -n "$ids" ]; then
-    echo "docker-teardown: removing roofline containers: $(echo $ids)"
-    docker rm -f $ids >/dev/null
-  fi
-fi
 stop "$ROOT/registry.pid"
 if [ -f "$ROOT/dockerd.ours" ]; then
+  # Only on the setup's own daemon: a daemon that was already running may
+  # hold containers roofline manages for real.
+  ids=$(docker ps -aq --filter label=roofline.managed=true 2>/dev/null)
+  if [ -n "$ids" ]; then
+    echo "docker-teardown: removing containers the tests left: $(echo $ids)"
+    docker rm -f $ids >/dev/null
+  fi
   stop "$ROOT/dockerd.pid"
   rm -f "$ROOT/dockerd.ours"
 fi

@@ -51,14 +51,16 @@ server "qwen3_old" {
   tool_call_parser       = "hermes"
 }
 
+# Half of GPU 1, so that a rollout of this server (change max_model_len and
+# apply again) starts the new instance beside the old one on the same GPU.
 server "qwen3_new" {
   engine                 = engine.vllm_016
   model                  = model.qwen3_8b
   gpus                   = [1]
   port                   = 18001
   max_model_len          = 32768
-  gpu_memory_utilization = 0.90
-  concurrency            = 8
+  gpu_memory_utilization = 0.45
+  concurrency            = 3
   tool_call_parser       = "hermes"
   reasoning_parser       = "qwen3"
 
