@@ -98,7 +98,11 @@ chmod +x "$ctx/engine.sh" "$ctx/entrypoint.sh"
 build() {
   local engine=$1 tag=$2
   shift 2
-  DOCKER_BUILDKIT=0 docker build -q --build-arg "ENGINE=$engine" "$@" -t "$REGISTRY/roofline-rehearsal:$tag" "$ctx" >/dev/null
+  if ! DOCKER_BUILDKIT=0 docker build -q --build-arg "ENGINE=$engine" "$@" -t "$REGISTRY/roofline-rehearsal:$tag" "$ctx" >"$ROOT/build.log" 2>&1; then
+    echo "docker-setup: building the $engine image failed:" >&2
+    cat "$ROOT/build.log" >&2
+    exit 1
+  fi
   local digest
   digest=$(docker push "$REGISTRY/roofline-rehearsal:$tag" | sed -n 's/.*digest: \(sha256:[0-9a-f]\{64\}\).*/\1/p')
   [ -n "$digest" ] || { echo "docker-setup: pushing $tag printed no digest" >&2; exit 1; }
@@ -114,7 +118,11 @@ out=$ROOT/images.env.tmp
   # An image the registry has and this host does not: plan must refuse it
   # without pulling.
   absent=$(build vllm@0.16.0 absent --label roofline.test=absent)
-  docker rmi -f "$REGISTRY/roofline-rehearsal:absent" "$absent" >/dev/null
+  docker rmi "$REGISTRY/roofline-rehearsal:absent" >/dev/null
+  if docker image inspect "$absent" >/dev/null 2>&1; then
+    echo "docker-setup: $absent is still on this host after docker rmi" >&2
+    exit 1
+  fi
   echo "ABSENT=$absent"
 } >"$out"
 mv "$out" "$ROOT/images.env"

@@ -35,6 +35,10 @@ if [ -f "$ROOT/dockerd.ours" ]; then
   fi
   stop "$ROOT/dockerd.pid"
   rm -f "$ROOT/dockerd.ours"
+  # A daemon that had to be killed leaves its mounts (overlays, netns).
+  awk -v root="$ROOT/" 'index($2, root) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do
+    umount -l "$m" 2>/dev/null
+  done
 fi
 if [ "${ROOFLINE_DOCKER_KEEP:-}" != 1 ]; then
   rm -rf "$ROOT/data" "$ROOT/exec" "$ROOT/registry" "$ROOT/context" "$ROOT/images.env"
