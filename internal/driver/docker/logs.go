@@ -111,7 +111,7 @@ func previousLog(logPath string) string { return logPath + ".1" }
 
 // MaxLogBytes is the size a mirrored log is kept under; past it the file
 // becomes the previous log and a new one starts.
-const MaxLogBytes = 64 << 20
+var MaxLogBytes int64 = 64 << 20
 
 // prepareLog starts the mirror of container id in logPath: a log already
 // there (the instance before) moves aside with its cursor, so an old

@@ -1,0 +1,381 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/roofline/roofline/internal/state"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const (
+	testRef = "vllm/vllm-openai@sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	testID  = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+)
+
+func testSpec(t *testing.T) Spec {
+	return Spec{Name: "qwen3", Image: testRef, Argv: []string{"vllm", "serve", "/models/qwen3", "--port", "8000"},
+		Env: map[string]string{"HF_HUB_OFFLINE": "1", "ROOFLINE_LAUNCH_ID": "0123456789abcdef"}, GPUs: []int{2, 3},
+		ModelPath: "/models/qwen3", LogPath: filepath.Join(t.TempDir(), "qwen3.log"), LaunchID: "0123456789abcdef",
+		Labels: map[string]string{LabelLineage: "lin-1", LabelConfigHash: "c0ffee", LabelStateDir: "/srv/.roofline"}}
+}
+
+func TestNegotiate(t *testing.T) {
+	for _, tt := range []struct {
+		daemon, want, err string
+	}{
+		{"1.41", "1.41", ""},
+		{"1.52", MaxAPIVersion, ""},
+		{"1.40", "1.40", ""},
+		{"1.39", "", "needs 1.40 or newer"},
+	} {
+		t.Run(tt.daemon, func(t *testing.T) {
+			f, c := newFakeDaemon(t, tt.daemon)
+			v, err := c.Version(context.Background())
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), "upgrade Docker") {
+					t.Fatalf("Version = %q, %v; want an error with %q", v, err, tt.err)
+				}
+				return
+			}
+			if err != nil || v != tt.want {
+				t.Fatalf("Version = %q, %v; want %s", v, err, tt.want)
+			}
+			f.addImage(testID, testRef)
+			if _, err := c.ImageInspect(context.Background(), testRef); err != nil {
+				t.Fatal(err)
+			}
+			if got := f.requests(); got[len(got)-1] != "GET /v"+tt.want+"/images/"+testRef+"/json" {
+				t.Errorf("request %q does not use the negotiated version", got[len(got)-1])
+			}
+		})
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	c, err := NewClient("unix://" + filepath.Join(t.TempDir(), "none.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Version(context.Background())
+	var ue *UnreachableError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "cannot reach the Docker daemon") || !strings.Contains(err.Error(), "systemctl start docker") {
+		t.Errorf("error %v", err)
+	}
+	for _, host := range []string{"ssh://box", "npipe:////./pipe/docker"} {
+		if _, err := NewClient(host); err == nil {
+			t.Errorf("NewClient(%q) accepted", host)
+		}
+	}
+}
+
+// TestContainerConfig pins the create request: host network and IPC,
+// docker-init, no restart policy, rotated logs, the model read-only at its
+// path, the GPUs as an NVIDIA device request, the labels, the command.
+func TestContainerConfig(t *testing.T) {
+	d := New(nil)
+	b, err := json.MarshalIndent(d.containerConfig(testSpec(t), testRef), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "create.json.golden")
+	if *update {
+		if err := os.WriteFile(golden, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) != string(b)+"\n" {
+		t.Errorf("create request differs from %s (run with -update after checking):\n%s", golden, b)
+	}
+	// Without GPUs there is no device request (it would need the NVIDIA
+	// runtime for nothing).
+	s := testSpec(t)
+	s.GPUs = nil
+	if cfg := d.containerConfig(s, testRef); cfg.HostConfig.DeviceRequests != nil {
+		t.Errorf("device requests without GPUs: %+v", cfg.HostConfig.DeviceRequests)
+	}
+}
+
+func TestContainerName(t *testing.T) {
+	for _, tt := range []struct{ server, launch, want string }{
+		{"qwen3", "0123456789abcdef", "roofline-qwen3-0123456789abcdef"},
+		{"a b/c", "x", "roofline-a_b_c-x"},
+	} {
+		if got := ContainerName(tt.server, tt.launch); got != tt.want {
+			t.Errorf("ContainerName(%q, %q) = %q, want %q", tt.server, tt.launch, got, tt.want)
+		}
+	}
+}
+
+func TestResolveImage(t *testing.T) {
+	f, c := newFakeDaemon(t, "1.41")
+	d := New(c)
+	ctx := context.Background()
+	f.addImage(testID, testRef)
+	if ref, img, err := d.ResolveImage(ctx, testRef); err != nil || ref != testRef || img.ID != testID {
+		t.Errorf("by registry digest: %q %v %v", ref, img, err)
+	}
+	// docker load keeps the id, not the registry digest: a pin by id works.
+	byID := "vllm/vllm-openai@" + testID
+	if ref, img, err := d.ResolveImage(ctx, byID); err != nil || ref != testID || img.ID != testID {
+		t.Errorf("by image id: %q %v %v", ref, img, err)
+	}
+	missing := "vllm/vllm-openai@sha256:3333333333333333333333333333333333333333333333333333333333333333"
+	_, _, err := d.ResolveImage(ctx, missing)
+	var me *ImageMissingError
+	if !errors.As(err, &me) {
+		t.Fatalf("missing image: %v", err)
+	}
+	for _, w := range []string{missing + " is not on this host", "roofline never pulls", "docker save -o engine.tar " + missing,
+		"docker load -i engine.tar", `image = "vllm/vllm-openai@sha256:<id>"`, "docker images --no-trunc"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("missing-image error lacks %q:\n%v", w, err)
+		}
+	}
+	for _, r := range f.requests() {
+		if strings.Contains(r, "/images/create") {
+			t.Errorf("the driver pulled: %s", r)
+		}
+	}
+}
+
+func TestLifecycle(t *testing.T) {
+	f, c := newFakeDaemon(t, "1.41")
+	f.addImage(testID, testRef)
+	d := New(c)
+	ctx := context.Background()
+	spec := testSpec(t)
+	p, err := d.Start(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ContainerID == "" || p.PID == 0 || p.StartTime == 0 || p.LogPath != spec.LogPath || !slices.Equal(p.Cmdline, spec.Argv) {
+		t.Fatalf("Start = %+v", p)
+	}
+	fc := f.containers[p.ContainerID]
+	if fc.c.Name != "/roofline-qwen3-0123456789abcdef" || fc.cfg.Image != testRef {
+		t.Errorf("container %s from %s", fc.c.Name, fc.cfg.Image)
+	}
+	f.log(p.ContainerID, Stdout, "INFO starting\n")
+	f.log(p.ContainerID, Stderr, "WARNING on stderr\n")
+
+	st, err := d.Check(ctx, p, spec.Name, spec.LaunchID)
+	if err != nil || !st.Alive || !slices.Equal(st.PIDs, []int{p.PID, p.PID + 1}) {
+		t.Fatalf("Check = %+v, %v", st, err)
+	}
+	if got := readFile(t, spec.LogPath); got != "INFO starting\nWARNING on stderr\n" {
+		t.Errorf("log mirror %q", got)
+	}
+	if !d.Alive(ctx, p) {
+		t.Error("Alive false for a running container")
+	}
+	if err := d.Stop(ctx, p, 1500*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.containers[p.ContainerID]; ok {
+		t.Error("Stop left the container")
+	}
+	// The last lines (those written while stopping) are copied before removal;
+	// the grace went to the daemon in whole seconds, rounded up.
+	if got := readFile(t, spec.LogPath); !strings.HasSuffix(got, "stopped after t=2\n") {
+		t.Errorf("log after stop %q", got)
+	}
+	if d.Alive(ctx, p) {
+		t.Error("Alive true for a removed container")
+	}
+	if err := d.Stop(ctx, p, time.Second); err != nil {
+		t.Errorf("stopping a removed container: %v", err)
+	}
+}
+
+// TestCheck: what refresh reports for each way a container stops being
+// the one roofline started.
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name  string
+		do    func(f *fakeDaemon, d *Driver, p *state.Process)
+		alive bool
+		want  []string
+	}{
+		{"running", func(*fakeDaemon, *Driver, *state.Process) {}, true, nil},
+		{"docker kill", func(f *fakeDaemon, _ *Driver, p *state.Process) { f.exit(p.ContainerID, 137, false) }, false,
+			[]string{"exited with status 137", "SIGKILL: docker kill"}},
+		{"out of memory", func(f *fakeDaemon, _ *Driver, p *state.Process) { f.exit(p.ContainerID, 137, true) }, false,
+			[]string{"killed for lack of host memory"}},
+		{"crash", func(f *fakeDaemon, _ *Driver, p *state.Process) { f.exit(p.ContainerID, 1, false) }, false,
+			[]string{"exited with status 1 at 2026-01-02T"}},
+		{"docker restart", func(f *fakeDaemon, _ *Driver, p *state.Process) { f.restart(p.ContainerID) }, false,
+			[]string{"restarted by hand", "not the one roofline started"}},
+		{"docker rm", func(f *fakeDaemon, _ *Driver, p *state.Process) { delete(f.containers, p.ContainerID) }, false,
+			[]string{"was removed behind roofline's back"}},
+		{"docker rm, then docker run --name", func(f *fakeDaemon, d *Driver, p *state.Process) {
+			delete(f.containers, p.ContainerID)
+			s := testSpec(t)
+			s.LaunchID = "handmade"
+			cfg := d.containerConfig(s, testRef)
+			f.mu.Unlock()
+			if _, err := d.C.ContainerCreate(context.Background(), ContainerName("qwen3", "0123456789abcdef"), cfg); err != nil {
+				t.Fatal(err)
+			}
+			f.mu.Lock()
+		}, false, []string{"was removed", "now has its name roofline-qwen3-0123456789abcdef but roofline did not start it", `"handmade"`, "docker rm -f roofline-qwen3-0123456789abcdef"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, c := newFakeDaemon(t, "1.41")
+			f.addImage(testID, testRef)
+			d := New(c)
+			spec := testSpec(t)
+			p, err := d.Start(context.Background(), spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.mu.Lock()
+			tt.do(f, d, p)
+			f.mu.Unlock()
+			st, err := d.Check(context.Background(), p, spec.Name, spec.LaunchID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Alive != tt.alive {
+				t.Errorf("Alive = %v, want %v (%s)", st.Alive, tt.alive, st.Detail)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(st.Detail, w) {
+					t.Errorf("detail %q lacks %q", st.Detail, w)
+				}
+			}
+		})
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		prepare  func(f *fakeDaemon, d *Driver)
+		want     []string
+		leftOver bool
+	}{
+		{"name in use", func(f *fakeDaemon, d *Driver) {
+			s := testSpec(t)
+			if _, err := d.C.ContainerCreate(context.Background(), ContainerName(s.Name, s.LaunchID), d.containerConfig(s, testRef)); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"already exists", "docker rm -f roofline-qwen3-0123456789abcdef"}, true},
+		{"no NVIDIA hook", func(f *fakeDaemon, _ *Driver) {
+			f.startErr = `could not select device driver "nvidia" with capabilities: [[gpu]]`
+		}, []string{"nvidia-container-toolkit", "nvidia-ctk runtime configure"}, false},
+		{"memlock refused", func(f *fakeDaemon, _ *Driver) {
+			f.startErr = "failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error setting rlimits for ready process: error setting rlimit type 8: operation not permitted: unknown"
+		}, []string{"error setting rlimit type 8", "memlock = unlimited is refused"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, c := newFakeDaemon(t, "1.41")
+			f.addImage(testID, testRef)
+			d := New(c)
+			tt.prepare(f, d)
+			_, err := d.Start(context.Background(), testSpec(t))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if got := len(f.containers) > 0; got != tt.leftOver {
+				t.Errorf("containers left: %d", len(f.containers))
+			}
+		})
+	}
+}
+
+func TestFindByLaunchID(t *testing.T) {
+	f, c := newFakeDaemon(t, "1.41")
+	f.addImage(testID, testRef)
+	d := New(c)
+	ctx := context.Background()
+	spec := testSpec(t)
+	p, err := d.Start(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := testSpec(t)
+	other.LaunchID = "fedcba9876543210"
+	if _, err := d.Start(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := d.FindByLaunchID(ctx, spec.LaunchID)
+	if err != nil || len(cs) != 1 || cs[0].ID != p.ContainerID {
+		t.Fatalf("FindByLaunchID = %v, %v", cs, err)
+	}
+	got := ProcessOf(cs[0], spec.LogPath)
+	if got.ContainerID != p.ContainerID || got.PID != p.PID || got.StartTime != p.StartTime || !slices.Equal(got.Cmdline, p.Cmdline) {
+		t.Errorf("ProcessOf = %+v, Start gave %+v", got, p)
+	}
+	if cs, _ := d.FindByLaunchID(ctx, "nothing"); len(cs) != 0 {
+		t.Errorf("found %d containers for an unknown launch id", len(cs))
+	}
+}
+
+func TestRunImage(t *testing.T) {
+	f, c := newFakeDaemon(t, "1.41")
+	f.addImage(testID, testRef)
+	d := New(c)
+	res, err := runWithOutput(t, f, d, []string{"vllm", "--version"}, "0.16.0\n", "a warning\n", 0)
+	if err != nil || string(res.Stdout) != "0.16.0\n" || string(res.Stderr) != "a warning\n" || res.ExitCode != 0 {
+		t.Fatalf("RunImage = %+v, %v", res, err)
+	}
+	body := f.bodies[len(f.bodies)-1]
+	hc := body["HostConfig"].(map[string]any)
+	if hc["NetworkMode"] != "none" || body["Labels"].(map[string]any)[LabelProbe] != "true" {
+		t.Errorf("probe container: %v", body)
+	}
+	if len(f.containers) != 0 {
+		t.Error("RunImage left its container")
+	}
+	res, err = runWithOutput(t, f, d, []string{"vllm", "serve", "--help=all"}, "", "error: unrecognized arguments: --help=all\n", 2)
+	if err != nil || res.ExitCode != 2 || !bytes.Contains(res.Stderr, []byte("unrecognized")) {
+		t.Errorf("failing run = %+v, %v", res, err)
+	}
+	if _, err := d.RunImage(context.Background(), "vllm/vllm-openai@sha256:3333333333333333333333333333333333333333333333333333333333333333", []string{"vllm"}, nil); err == nil {
+		t.Error("RunImage of a missing image succeeded")
+	}
+}
+
+// runWithOutput runs argv through RunImage with a fake container that
+// writes stdout and stderr and exits with code when it starts.
+func runWithOutput(t *testing.T, f *fakeDaemon, d *Driver, argv []string, stdout, stderr string, code int) (*RunResult, error) {
+	t.Helper()
+	f.mu.Lock()
+	f.startHook = func(c *fakeContainer) {
+		c.logs = append(c.logs, fakeLine{f.now(), Stdout, stdout}, fakeLine{f.now(), Stderr, stderr})
+		c.c.State.ExitCode = code
+	}
+	f.mu.Unlock()
+	return d.RunImage(context.Background(), testRef, argv, []string{"HF_HUB_OFFLINE=1"})
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
