@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
+	"golang.org/x/term"
 )
 
 func init() {
@@ -263,25 +265,89 @@ func reportApplyErrors(m *Meta, err error) {
 	}
 }
 
-// applyUI prints Terraform-style progress lines.
+// applyUI prints Terraform-style progress lines. Off a terminal it prints a
+// "Still starting..." line every 10 s per server; on a terminal it keeps one
+// live line at the bottom, redrawn in place, with every starting server's
+// elapsed time and the last line of its log.
 type applyUI struct {
 	m       *Meta
 	mu      sync.Mutex
 	started map[string]time.Time
 	last    map[string]time.Duration
+	live    map[string]liveEntry
+	drawn   bool
+	drawAt  time.Time
+}
+
+type liveEntry struct {
+	elapsed time.Duration
+	log     string
+}
+
+// clearLive erases the live line so a permanent line can be printed.
+func (u *applyUI) clearLive() {
+	if u.drawn {
+		fmt.Fprint(u.m.Out, "\r\x1b[K")
+		u.drawn = false
+	}
+}
+
+func (u *applyUI) drawLive() {
+	if !u.m.OutTerminal || len(u.live) == 0 {
+		return
+	}
+	names := make([]string, 0, len(u.live))
+	for n := range u.live {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	width := terminalWidth()
+	var parts []string
+	for _, n := range names {
+		e := u.live[n]
+		part := fmt.Sprintf("%s %s", strings.TrimPrefix(n, "server."), e.elapsed.Round(time.Second))
+		if len(names) == 1 && e.log != "" {
+			part += ": " + e.log
+		}
+		parts = append(parts, part)
+	}
+	line := "starting: " + strings.Join(parts, " | ")
+	if len(names) > 1 {
+		// The last log line of the most recently active server.
+		if e := u.live[names[0]]; e.log != "" {
+			line += " | " + e.log
+		}
+	}
+	if r := []rune(line); len(r) > width-1 {
+		line = string(r[:width-2]) + "…"
+	}
+	fmt.Fprint(u.m.Out, "\r\x1b[K"+u.m.colorize("[dim]"+line+"[reset]"))
+	u.drawn = true
+	u.drawAt = time.Now()
 }
 
 func (u *applyUI) Begin(addr, verb string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.started[addr] = time.Now()
+	u.clearLive()
 	fmt.Fprintf(u.m.Out, "%s: %s\n", u.m.colorize("[bold]"+addr+"[reset]"), verb)
+	u.drawLive()
 }
 
-// Progress prints a "Still creating" line every 10 s with the last log line.
 func (u *applyUI) Progress(addr string, elapsed time.Duration, lastLog string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if u.m.OutTerminal {
+		if u.live == nil {
+			u.live = map[string]liveEntry{}
+		}
+		u.live[addr] = liveEntry{elapsed, lastLog}
+		if time.Since(u.drawAt) >= 250*time.Millisecond {
+			u.drawLive()
+		}
+		return
+	}
 	if elapsed-u.last[addr] < 10*time.Second {
 		return
 	}
@@ -301,11 +367,22 @@ func (u *applyUI) End(addr, verb string, elapsed time.Duration, detail string) {
 			elapsed = time.Since(t)
 		}
 	}
+	delete(u.live, addr)
+	u.clearLive()
 	line := fmt.Sprintf("%s: %s after %s", u.m.colorize("[bold]"+addr+"[reset]"), verb, elapsed.Round(100*time.Millisecond))
 	if detail != "" {
 		line += " [" + detail + "]"
 	}
 	fmt.Fprintln(u.m.Out, line)
+	u.drawLive()
+}
+
+// terminalWidth is the width of the terminal on stdout, 100 if unknown.
+func terminalWidth() int {
+	if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w > 20 {
+		return w
+	}
+	return 100
 }
 
 // logPathOf is where a server's engine writes its log.
