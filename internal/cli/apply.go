@@ -51,6 +51,7 @@ Options:
   -inventory=FILE       GPU snapshot to use instead of NVML.
   -refresh-probes       Probe the engines again instead of using the cache.
   -lock-timeout=DUR     How long to wait for the state lock (default 0s).
+  -var NAME=VALUE       Set a variable block's value (repeatable).
 `,
 		Run: func(m *Meta, args []string) int { return runApply(m, args, false) },
 	})
@@ -68,6 +69,7 @@ Options:
   -target=server.NAME   Destroy only this server (repeatable).
   -parallelism=N        Stop at most N servers at once (default 10).
   -lock-timeout=DUR     How long to wait for the state lock (default 0s).
+  -var NAME=VALUE       Set a variable block's value (repeatable).
 `,
 		Run: func(m *Meta, args []string) int { return runApply(m, args, true) },
 	})
@@ -170,6 +172,9 @@ func runApply(m *Meta, args []string, destroy bool) int {
 
 // loadSavedPlan reads a plan file and refuses it when it is stale.
 func loadSavedPlan(m *Meta, o *planOptions, path string) (*plan.Plan, *backend, *state.File, func(), bool) {
+	if !setVars(m, "apply", *o.vars) {
+		return nil, nil, nil, nil, false
+	}
 	p, err := plan.Load(path)
 	if err != nil {
 		fmt.Fprintf(m.Err, "Error: %v\n", err)

@@ -46,6 +46,8 @@ type Meta struct {
 	// Chdir is the -chdir value ("" when not given); the process has already
 	// changed into it.
 	Chdir string
+	// Vars are the -var NAME=VALUE values of the command.
+	Vars map[string]string
 }
 
 // Command is one roofline subcommand. Commands register themselves in init()

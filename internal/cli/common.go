@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"fmt"
+
+	"github.com/spf13/pflag"
 	"path/filepath"
 	"strings"
 
@@ -11,7 +14,7 @@ import (
 // loadConfig loads the configuration in the current directory (after
 // -chdir) and prints its diagnostics. ok is false when there were errors.
 func loadConfig(m *Meta) (cfg *config.Config, ok bool) {
-	cfg, diags := config.LoadDir(".")
+	cfg, diags := config.LoadDirVars(".", m.Vars)
 	if len(diags) > 0 {
 		printDiags(m, cfg, diags)
 	}
@@ -63,4 +66,25 @@ func (m *Meta) colorize(s string) string {
 		s = strings.ReplaceAll(s, c.tag, repl)
 	}
 	return s
+}
+
+// varFlags registers -var NAME=VALUE (repeatable) on a command.
+func varFlags(fs *pflag.FlagSet) *[]string {
+	return fs.StringArray("var", nil, "")
+}
+
+// setVars checks the -var values and keeps them for loadConfig.
+func setVars(m *Meta, cmd string, vals []string) bool {
+	for _, kv := range vals {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(name) == "" {
+			usageError(m, cmd, fmt.Sprintf("-var %q: write -var NAME=VALUE", kv))
+			return false
+		}
+		if m.Vars == nil {
+			m.Vars = map[string]string{}
+		}
+		m.Vars[strings.TrimSpace(name)] = value
+	}
+	return true
 }

@@ -41,6 +41,7 @@ Options:
   -inventory=FILE       GPU snapshot to use instead of NVML.
   -refresh-probes       Probe the engines again instead of using the cache.
   -lock-timeout=DUR     How long to wait for the state lock (default 0s).
+  -var NAME=VALUE       Set a variable block's value (repeatable).
 `,
 		Run: runPlan,
 	})
@@ -56,9 +57,11 @@ type planOptions struct {
 	lockTimeout       time.Duration
 	autoApprove       bool
 	parallelism       int
+	vars              *[]string
 }
 
 func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
+	o.vars = varFlags(fs)
 	fs.StringVar(&o.inventory, "inventory", "", "")
 	fs.StringArrayVar(&o.targets, "target", nil, "")
 	fs.StringArrayVar(&o.replaces, "replace", nil, "")
@@ -99,6 +102,9 @@ func serverNames(m *Meta, cfg *config.Config, st *state.File, addrs []string, fl
 // makePlan loads everything and plans. It prints diagnostics-free errors
 // itself; ok is false when no plan could be made.
 func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Plan, *backend, *state.File, func(), bool) {
+	if !setVars(m, lockOp, *o.vars) {
+		return nil, nil, nil, nil, false
+	}
 	b, ok := openBackend(m)
 	if !ok || !b.needSelf(m) {
 		return nil, nil, nil, nil, false

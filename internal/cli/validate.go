@@ -24,7 +24,8 @@ func init() {
   Exit status: 0 valid (warnings allowed), 1 invalid.
 
 Options:
-  -json   Print the result as JSON (Terraform's validate -json shape).
+  -json             Print the result as JSON (Terraform's validate -json shape).
+  -var NAME=VALUE   Set a variable block's value (repeatable).
 `,
 		Run: runValidate,
 	})
@@ -33,13 +34,14 @@ Options:
 func runValidate(m *Meta, args []string) int {
 	fs := newFlags("validate")
 	jsonOut := fs.Bool("json", false, "")
-	if !parseFlags(m, fs, args) {
+	vars := varFlags(fs)
+	if !parseFlags(m, fs, args) || !setVars(m, "validate", *vars) {
 		return ExitError
 	}
 	if fs.NArg() > 0 {
 		return usageError(m, "validate", fmt.Sprintf("unexpected argument %q; validate reads the current directory (use -chdir=DIR before the command)", fs.Arg(0)))
 	}
-	cfg, diags := config.LoadDir(".")
+	cfg, diags := config.LoadDirVars(".", m.Vars)
 	if *jsonOut {
 		b, _ := json.MarshalIndent(validateJSON(cfg, diags), "", "  ")
 		fmt.Fprintln(m.Out, string(b))

@@ -256,3 +256,44 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+func TestVariablesAndLocals(t *testing.T) {
+	src, err := os.ReadFile("testdata/valid/vars.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func(vars map[string]string) (*Config, hcl.Diagnostics) {
+		return LoadVars("/cfg", []string{"vars.hcl"}, map[string][]byte{"vars.hcl": src}, vars)
+	}
+	cfg, diags := load(nil)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	s, e, m := cfg.Servers["s"], cfg.Engines["vllm"], cfg.Models["m"]
+	if e.Version != "0.16.0" || m.ServedName != "qwen3-0.16.0" || s.TensorParallel != 2 || s.MaxModelLen != 32768 ||
+		fmt.Sprint(s.GPUs) != "[0 1]" || e.Env["VLLM_LOGGING_LEVEL"] != "INFO" {
+		t.Fatalf("defaults and locals: engine %+v model %+v server %+v", e, m, s)
+	}
+	cfg, diags = load(map[string]string{"vllm_version": "0.8.5", "gpus": "[2, 3]"})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if cfg.Engines["vllm"].Version != "0.8.5" || fmt.Sprint(cfg.Servers["s"].GPUs) != "[2 3]" || cfg.Models["m"].ServedName != "qwen3-0.8.5" {
+		t.Fatalf("-var values not used: %+v %v", cfg.Engines["vllm"], cfg.Servers["s"].GPUs)
+	}
+	for _, tc := range []struct {
+		vars    map[string]string
+		summary string
+	}{
+		{map[string]string{"vllm_verison": "1"}, "Value for undeclared variable"},
+		{map[string]string{"gpus": "two"}, "Invalid value for variable"},
+	} {
+		_, diags := load(tc.vars)
+		if len(diags) != 1 || diags[0].Summary != tc.summary {
+			t.Errorf("%v: want %q, got %v", tc.vars, tc.summary, diags)
+		}
+	}
+	if _, diags := load(map[string]string{"vllm_verison": "1"}); !strings.Contains(diags[0].Detail, `Did you mean "vllm_version"?`) {
+		t.Errorf("no suggestion: %v", diags[0].Detail)
+	}
+}

@@ -20,6 +20,8 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "engine", LabelNames: []string{"name"}},
 		{Type: "model", LabelNames: []string{"name"}},
 		{Type: "server", LabelNames: []string{"name"}},
+		{Type: "variable", LabelNames: []string{"name"}},
+		{Type: "locals"},
 	},
 }
 
@@ -104,6 +106,7 @@ var lifecycleSchema = &hcl.BodySchema{
 type decoder struct {
 	cfg   *Config
 	diags hcl.Diagnostics
+	ctx   *hcl.EvalContext // functions, var.* and local.*
 	// first declaration of each block address, for duplicate diagnostics
 	seen map[string]hcl.Range
 }
@@ -117,13 +120,14 @@ func (d *decoder) errorf(rng hcl.Range, summary, detail string, args ...any) {
 	})
 }
 
-func (d *decoder) decodeFile(body hcl.Body) {
-	content, ds := body.Content(fileSchema)
-	d.add(ds)
+func (d *decoder) decodeBlocks(blocks []*hcl.Block) {
 	if d.seen == nil {
 		d.seen = map[string]hcl.Range{}
 	}
-	for _, blk := range content.Blocks {
+	for _, blk := range blocks {
+		if blk.Type == "variable" || blk.Type == "locals" {
+			continue // decoded by scope
+		}
 		addr := blk.Type
 		if len(blk.Labels) > 0 {
 			addr += "." + blk.Labels[0]
@@ -370,7 +374,7 @@ func (a attrs) value(name string, ty cty.Type, what string) (cty.Value, bool) {
 	}
 	// The range is recorded only for a value that decoded, so that checks
 	// on the value (Ranges.Has) do not pile consequences onto a type error.
-	v, ds := attr.Expr.Value(evalContext())
+	v, ds := attr.Expr.Value(a.d.ctx)
 	a.d.add(ds)
 	if ds.HasErrors() {
 		return cty.NilVal, false
@@ -440,7 +444,7 @@ func (a attrs) tokens(name string) int {
 	if !ok {
 		return 0
 	}
-	v, ds := attr.Expr.Value(evalContext())
+	v, ds := attr.Expr.Value(a.d.ctx)
 	if !ds.HasErrors() && !v.IsNull() && v.Type() == cty.String {
 		a.ranges[name] = attr.Expr.Range()
 		n, err := ParseTokens(v.AsString())
@@ -560,7 +564,7 @@ func (a attrs) jsonish(name string) string {
 	if !ok {
 		return ""
 	}
-	v, ds := attr.Expr.Value(evalContext())
+	v, ds := attr.Expr.Value(a.d.ctx)
 	a.d.add(ds)
 	if ds.HasErrors() || v.IsNull() {
 		return ""

@@ -19,7 +19,11 @@ const maxFileSize = 4 << 20
 // it. It returns every diagnostic found, not only the first; the Config is
 // returned even with errors (as complete as the input allows) so callers can
 // keep checking, but it must not be acted on when diags.HasErrors().
-func LoadDir(dir string) (*Config, hcl.Diagnostics) {
+func LoadDir(dir string) (*Config, hcl.Diagnostics) { return LoadDirVars(dir, nil) }
+
+// LoadDirVars is LoadDir with values for the configuration's variable blocks
+// (-var NAME=VALUE).
+func LoadDirVars(dir string, vars map[string]string) (*Config, hcl.Diagnostics) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		abs = dir
@@ -65,12 +69,17 @@ func LoadDir(dir string) (*Config, hcl.Diagnostics) {
 			Detail:   fmt.Sprintf("The directory %s has no *.hcl files. Write one (see examples/ and docs/language.md), or pass -chdir=DIR.", abs),
 		}}
 	}
-	return Load(abs, names, srcs)
+	return LoadVars(abs, names, srcs, vars)
 }
 
 // Load decodes the named sources (file name → bytes) as one configuration
 // rooted at dir. Relative paths in the configuration are relative to dir.
 func Load(dir string, names []string, srcs map[string][]byte) (*Config, hcl.Diagnostics) {
+	return LoadVars(dir, names, srcs, nil)
+}
+
+// LoadVars is Load with values for the variable blocks.
+func LoadVars(dir string, names []string, srcs map[string][]byte, vars map[string]string) (*Config, hcl.Diagnostics) {
 	cfg := &Config{
 		Dir:     dir,
 		Files:   map[string]*hcl.File{},
@@ -96,9 +105,15 @@ func Load(dir string, names []string, srcs map[string][]byte) (*Config, hcl.Diag
 		return cfg, diags
 	}
 	d := &decoder{cfg: cfg}
+	var blocks []*hcl.Block
 	for _, body := range bodies {
-		d.decodeFile(body)
+		content, ds := body.Content(fileSchema)
+		d.diags = append(d.diags, ds...)
+		blocks = append(blocks, content.Blocks...)
 	}
+	// Variables and locals first: every other block's expressions see them.
+	d.ctx = d.scope(blocks, vars)
+	d.decodeBlocks(blocks)
 	diags = append(diags, d.diags...)
 	diags = append(diags, validate(cfg)...)
 	sortDiags(diags)

@@ -23,8 +23,9 @@ type Config struct {
 	// Files maps file name to its bytes; the diagnostic writer needs them for snippets.
 	Files map[string]*hcl.File
 
-	Roofline *Roofline
-	Engines  map[string]*Engine
+	Roofline  *Roofline
+	Variables map[string]*Variable
+	Engines   map[string]*Engine
 	Models   map[string]*Model
 	Servers  map[string]*Server
 }

@@ -55,7 +55,7 @@ server "types" {
   port          = "http" # ERROR: Incorrect attribute value type
   max_model_len = "lots" # ERROR: Invalid token count
   enforce_eager = "maybe" # ERROR: Incorrect attribute value type
-  env           = { A = var.x } # ERROR: Variables not allowed
+  env           = { A = var.x } # ERROR: Unsupported attribute
 }
 
 server "missing" { # ERROR: Missing required argument
