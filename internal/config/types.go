@@ -26,8 +26,8 @@ type Config struct {
 	Roofline  *Roofline
 	Variables map[string]*Variable
 	Engines   map[string]*Engine
-	Models   map[string]*Model
-	Servers  map[string]*Server
+	Models    map[string]*Model
+	Servers   map[string]*Server
 }
 
 // Roofline is the top-level settings block.

@@ -435,6 +435,7 @@ func (d *Driver) RunImage(ctx context.Context, ref string, argv, env []string) (
 		Labels:     map[string]string{LabelManaged: "true", LabelProbe: "true"},
 		HostConfig: HostConfig{NetworkMode: "none", RestartPolicy: RestartPolicy{Name: "no"}, LogConfig: LogConfig{Type: "json-file"}},
 	}
+	d.sweepProbes(ctx)
 	id, err := d.C.ContainerCreate(ctx, "", cfg)
 	if err != nil {
 		return nil, err
@@ -471,4 +472,33 @@ func (d *Driver) RunImage(ctx context.Context, ref string, argv, env []string) (
 		return nil, err
 	}
 	return &RunResult{Stdout: out.Bytes(), Stderr: errb.Bytes(), ExitCode: code}, nil
+}
+
+// probeLeftAfter is how long an exited probe container may wait for its
+// run to read its output before a later probe removes it.
+const probeLeftAfter = time.Minute
+
+// sweepProbes removes the probe containers of runs that never removed
+// theirs (roofline killed during a probe). Best effort.
+func (d *Driver) sweepProbes(ctx context.Context) {
+	list, err := d.C.ContainerList(ctx, LabelProbe+"=true")
+	if err != nil {
+		return
+	}
+	for _, s := range list {
+		if s.State != "exited" && s.State != "created" && s.State != "dead" {
+			continue
+		}
+		c, err := d.C.ContainerInspect(ctx, s.ID)
+		if err != nil {
+			continue
+		}
+		ended := c.FinishedAt()
+		if ended.IsZero() {
+			ended = parseTime(c.Created)
+		}
+		if !ended.IsZero() && time.Since(ended) > probeLeftAfter {
+			_ = d.C.ContainerRemove(ctx, s.ID)
+		}
+	}
 }

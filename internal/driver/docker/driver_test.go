@@ -220,18 +220,15 @@ func TestCheck(t *testing.T) {
 			[]string{"exited with status 1 at 2026-01-02T"}},
 		{"docker restart", func(f *fakeDaemon, _ *Driver, p *state.Process) { f.restart(p.ContainerID) }, false,
 			[]string{"restarted by hand", "not the one roofline started"}},
-		{"docker rm", func(f *fakeDaemon, _ *Driver, p *state.Process) { delete(f.containers, p.ContainerID) }, false,
+		{"docker rm", func(f *fakeDaemon, _ *Driver, p *state.Process) { f.remove(p.ContainerID) }, false,
 			[]string{"was removed behind roofline's back"}},
 		{"docker rm, then docker run --name", func(f *fakeDaemon, d *Driver, p *state.Process) {
-			delete(f.containers, p.ContainerID)
+			f.remove(p.ContainerID)
 			s := testSpec(t)
 			s.LaunchID = "handmade"
-			cfg := d.containerConfig(s, testRef)
-			f.mu.Unlock()
-			if _, err := d.C.ContainerCreate(context.Background(), ContainerName("qwen3", "0123456789abcdef"), cfg); err != nil {
+			if _, err := d.C.ContainerCreate(context.Background(), ContainerName("qwen3", "0123456789abcdef"), d.containerConfig(s, testRef)); err != nil {
 				t.Fatal(err)
 			}
-			f.mu.Lock()
 		}, false, []string{"was removed", "now has its name roofline-qwen3-0123456789abcdef but roofline did not start it", `"handmade"`, "docker rm -f roofline-qwen3-0123456789abcdef"}},
 	}
 	for _, tt := range tests {
@@ -244,9 +241,7 @@ func TestCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f.mu.Lock()
 			tt.do(f, d, p)
-			f.mu.Unlock()
 			st, err := d.Check(context.Background(), p, spec.Name, spec.LaunchID)
 			if err != nil {
 				t.Fatal(err)
@@ -378,4 +373,36 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestSweepProbes: probe containers a killed roofline left are removed by
+// a later probe once they are old; recent ones (another probe reading its
+// output) are not.
+func TestSweepProbes(t *testing.T) {
+	f, c := newFakeDaemon(t, "1.41")
+	f.addImage(testID, testRef)
+	d := New(c)
+	ctx := context.Background()
+	mk := func(finished time.Time) string {
+		id, err := c.ContainerCreate(ctx, "", &ContainerConfig{Image: testRef, Entrypoint: []string{"vllm"}, Labels: map[string]string{LabelProbe: "true"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.mu.Lock()
+		fc := f.containers[id]
+		fc.c.State.Status, fc.c.State.FinishedAt = "exited", finished.Format(time.RFC3339Nano)
+		f.mu.Unlock()
+		return id
+	}
+	old := mk(time.Now().Add(-time.Hour))
+	recent := mk(time.Now())
+	if _, err := runWithOutput(t, f, d, []string{"vllm", "--version"}, "0.16.0\n", "", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.containers[old]; ok {
+		t.Error("an hour-old probe container was kept")
+	}
+	if _, ok := f.containers[recent]; !ok {
+		t.Error("a probe container that just exited was removed")
+	}
 }

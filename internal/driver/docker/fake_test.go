@@ -95,6 +95,9 @@ func (f *fakeDaemon) logAt(id string, at time.Time, text string) {
 	defer f.mu.Unlock()
 	c := f.containers[id]
 	c.logs = append(c.logs, fakeLine{at, Stdout, text})
+	if at.After(f.clock) {
+		f.clock = at
+	}
 }
 
 // exit ends a container's run as docker kill or a crash would.
@@ -105,6 +108,13 @@ func (f *fakeDaemon) exit(id string, code int, oom bool) {
 	c.c.State.Running, c.c.State.ExitCode, c.c.State.OOMKilled = false, code, oom
 	c.c.State.Status = "exited"
 	c.c.State.FinishedAt = f.now().Format(time.RFC3339Nano)
+}
+
+// remove is docker rm.
+func (f *fakeDaemon) remove(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.containers, id)
 }
 
 // restart is docker restart: same id, new start time and pid.

@@ -189,6 +189,9 @@ func (d *Driver) syncInto(ctx context.Context, id, path string, claim bool) (boo
 	}
 	defer syscall.Flock(int(cf.Fd()), syscall.LOCK_UN)
 	var cur cursor
+	if _, err := cf.Seek(0, io.SeekStart); err != nil {
+		return false, err
+	}
 	b, err := io.ReadAll(cf)
 	if err != nil {
 		return false, err
