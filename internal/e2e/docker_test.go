@@ -367,3 +367,28 @@ func TestDockerAdoptsUnrecordedContainer(t *testing.T) {
 		t.Errorf("the adopted container was not removed: %v", err)
 	}
 }
+
+// TestDockerFailedStartIsExplained: a container whose engine fails at
+// start is classified from the log the daemon kept (mirrored before the
+// container is removed), and nothing is left running.
+func TestDockerFailedStartIsExplained(t *testing.T) {
+	de := newDockerEnv(t, "vllm_016", false)
+	e := de.env
+	failing := strings.Replace(de.config("vllm_016"), `image   = "`+de.imgs["VLLM_0_16_0"]+`"
+  env     = { `, `image   = "`+de.imgs["VLLM_0_16_0"]+`"
+  env     = { ROOFLINE_REHEARSAL_FAIL = "oom_weights", `, 1)
+	if failing == de.config("vllm_016") {
+		t.Fatal("the failure was not injected into the configuration")
+	}
+	e.write(failing)
+	r := e.mustRun(1, "apply", "-auto-approve")
+	if out := r.stdout + r.stderr; !strings.Contains(out, "Cause (oom_weights)") || !strings.Contains(out, "torch.OutOfMemoryError") {
+		t.Fatalf("apply does not explain the failed start:\n%s", r)
+	}
+	if r := e.mustRun(0, "diagnose", "q"); !strings.Contains(r.stdout, "Diagnosis: oom_weights") {
+		t.Errorf("diagnose:\n%s", r)
+	}
+	for _, ct := range de.containers(t) {
+		t.Errorf("container %s (%s) left after a failed start", ct.ID[:12], ct.State)
+	}
+}

@@ -264,6 +264,12 @@ type Status struct {
 // It refreshes the log mirror on the way. An error means the daemon could
 // not be asked.
 func (d *Driver) Check(ctx context.Context, p *state.Process, server, launchID string) (*Status, error) {
+	return d.check(ctx, p, server, launchID, true)
+}
+
+// check is Check; pids says whether to list the container's processes
+// (docker top runs ps on the daemon's host: not for every health poll).
+func (d *Driver) check(ctx context.Context, p *state.Process, server, launchID string, pids bool) (*Status, error) {
 	ctx, cancel := d.timeout(ctx)
 	defer cancel()
 	id := p.ContainerID
@@ -304,8 +310,10 @@ func (d *Driver) Check(ctx context.Context, p *state.Process, server, launchID s
 		}
 	}
 	st.Alive = true
-	if pids, err := d.C.ContainerTop(ctx, id); err == nil {
-		st.PIDs = pids
+	if pids {
+		if list, err := d.C.ContainerTop(ctx, id); err == nil {
+			st.PIDs = list
+		}
 	}
 	return st, nil
 }
@@ -337,7 +345,7 @@ func (d *Driver) Alive(ctx context.Context, p *state.Process) bool {
 	if p == nil || p.ContainerID == "" {
 		return false
 	}
-	st, err := d.Check(ctx, p, "", "")
+	st, err := d.check(ctx, p, "", "", false)
 	return err == nil && st.Alive
 }
 

@@ -180,8 +180,21 @@ func TestLifecycle(t *testing.T) {
 	if got := readFile(t, spec.LogPath); got != "INFO starting\nWARNING on stderr\n" {
 		t.Errorf("log mirror %q", got)
 	}
+	tops := func() int {
+		n := 0
+		for _, r := range f.requests() {
+			if strings.HasSuffix(r, "/top") {
+				n++
+			}
+		}
+		return n
+	}
+	before := tops()
 	if !d.Alive(ctx, p) {
 		t.Error("Alive false for a running container")
+	}
+	if tops() != before {
+		t.Error("Alive (polled during the health wait) listed the container's processes")
 	}
 	if err := d.Stop(ctx, p, 1500*time.Millisecond); err != nil {
 		t.Fatal(err)
