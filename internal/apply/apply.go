@@ -431,7 +431,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	rec := &state.Server{
 		Name: d.Name, Engine: d.Engine, Model: d.Model,
 		Argv: argv, Env: d.Env, CommandLen: d.CommandLen,
-		GPUs: d.GPUs, Host: d.Host, Port: d.Port, Driver: d.Driver,
+		GPUs: d.GPUs, Host: d.Host, Port: d.Port, Driver: d.Driver, Image: d.Image,
 		LogPath: logPath, Status: state.StatusStarting, CreatedAt: a.now().UTC(),
 		ConfigHash: d.ConfigHash, GateHash: d.GateHash, LaunchID: newLaunchID(), Predicted: d.Predicted,
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,6 +80,7 @@ func runDiagnose(m *Meta, args []string) int {
 		if path, ok = serverLogPath(m, cfg, name); !ok {
 			return ExitError
 		}
+		syncContainerLog(context.Background(), stateServer(m, cfg, name))
 	}
 	d, err := diagnoseLog(m, path)
 	if err != nil {

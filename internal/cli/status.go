@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/roofline/roofline/internal/apply"
+	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
 )
@@ -190,12 +191,10 @@ func runLogs(m *Meta, args []string) int {
 	}
 	dir := stateDir(cfg)
 	path := logPathOf(dir, name)
-	if b, err := newBackend(m, cfg); err == nil {
-		if st, err := b.states.Read(); err == nil && st != nil {
-			if s := st.Server(name); s != nil && s.LogPath != "" {
-				path = s.LogPath
-			}
-		}
+	if s := stateServer(m, cfg, name); s != nil && s.LogPath != "" {
+		path = s.LogPath
+		// A container's log lives in the daemon; bring the file up to date.
+		syncContainerLog(context.Background(), s)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -232,6 +231,19 @@ func runLogs(m *Meta, args []string) int {
 			return ExitError
 		}
 	}
+}
+
+// stateServer returns the named server's record, or nil.
+func stateServer(m *Meta, cfg *config.Config, name string) *state.Server {
+	b, err := newBackend(m, cfg)
+	if err != nil {
+		return nil
+	}
+	st, err := b.states.Read()
+	if err != nil || st == nil {
+		return nil
+	}
+	return st.Server(name)
 }
 
 func runShow(m *Meta, args []string) int {

@@ -375,3 +375,25 @@ func TestStalePlanFileIsRefused(t *testing.T) {
 	}
 	e.mustRun(0, "show", "first.plan")
 }
+
+// TestEngineBehindProxyDies: the engine of a create-before-destroy server
+// dies; its proxy keeps the port. The next apply starts a new engine behind
+// the same proxy.
+func TestEngineBehindProxyDies(t *testing.T) {
+	e := newEnv(t, rolloutConfig("32768", ""))
+	e.mustRun(0, "apply", "-auto-approve")
+	q := e.status()["q"]
+	if err := syscall.Kill(-q.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, q.PID)
+	p := e.mustRun(2, "plan", "-detailed-exitcode")
+	if !strings.Contains(p.stdout, "server.q: the process is gone") {
+		t.Fatalf("plan:\n%s", p)
+	}
+	e.mustRun(0, "apply", "-auto-approve")
+	body := `{"model": "qwen3-8b", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4, "stream": true}`
+	if err := chat(fmt.Sprintf("http://127.0.0.1:%d", e.ports["@PORT_Q@"]), body); err != nil {
+		t.Fatalf("the public port does not serve after the restart: %v", err)
+	}
+}

@@ -288,6 +288,11 @@ func (pl *planner) portChecks() {
 				ourPorts[s.BackendPort] = name
 			}
 		}
+		if s.Proxy != nil && s.Proxy.PID > 0 {
+			// roofline's own proxy holds the public port even when the
+			// engine behind it died; apply reuses it.
+			ourPorts[s.Port] = name
+		}
 	}
 	for _, c := range pl.p.Changes {
 		if c.After == nil || c.Action == NoOp || c.Action == Update {

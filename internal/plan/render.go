@@ -225,6 +225,9 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 	switch {
 	case a != nil && b == nil:
 		attr("+", "engine", fmt.Sprintf("%q (%s %s)", a.Engine.Name, a.Engine.Kind, a.Engine.Version))
+		if a.Image != "" {
+			attr("+", "image", fmt.Sprintf("%q", a.Image))
+		}
 		attr("+", "model", fmt.Sprintf("%q (served as %q)", a.Model.Path, a.Model.ServedName))
 		attr("+", "gpus", intList(a.GPUs))
 		attr("+", "port", portText(a))
@@ -250,6 +253,9 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 			}
 		}
 		diffAttr("engine", fmt.Sprintf("%q (%s %s)", b.Engine.Name, b.Engine.Kind, b.Engine.Version), fmt.Sprintf("%q (%s %s)", a.Engine.Name, a.Engine.Kind, a.Engine.Version))
+		if a.Image != "" || b.Image != "" {
+			diffAttr("image", fmt.Sprintf("%q", imageOf(b)), fmt.Sprintf("%q", a.Image))
+		}
 		diffAttr("model", fmt.Sprintf("%q", b.Model.Path), fmt.Sprintf("%q", a.Model.Path))
 		diffAttr("gpus", intList(b.GPUs), intList(a.GPUs))
 		if b.Port == a.Port {
@@ -426,3 +432,6 @@ func intList(xs []int) string {
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }
+
+// imageOf is the image a running server was started from.
+func imageOf(b *state.Server) string { return b.Image }

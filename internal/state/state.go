@@ -73,6 +73,8 @@ type Server struct {
 	Host   string `json:"host"` // address the engine binds
 	Port   int    `json:"port"`
 	Driver string `json:"driver"` // DriverProcess | DriverDocker
+	// Image is the engine image (repo@sha256:...) of a docker server.
+	Image string `json:"image,omitempty"`
 
 	// Process identity (DriverProcess). A pid alone is not an identity: pids
 	// are reused. The process is ours only while PID, StartTime (clock ticks
