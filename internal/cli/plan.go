@@ -134,6 +134,9 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 	}
 	in := b.refresher(o.inventory, o.refresh).Refresh(context.Background(), cfg, st)
 	in.Mode, in.Targets, in.Replace = mode, targets, replaces
+	// plan from a recorded inventory is a review: engines and models may
+	// live only on the GPU host.
+	in.Review = lockOp == "plan" && b.inventoryPath(o.inventory) != ""
 	p := plan.Make(in)
 	return p, b, st, unlock, true
 }

@@ -169,7 +169,11 @@ type Plan struct {
 	RooflineVersion string    `json:"roofline_version"`
 	CreatedAt       time.Time `json:"created_at"`
 	Mode            Mode      `json:"mode"`
-	ConfigDir       string    `json:"config_dir"`
+	// Review is set when the plan stood in for what is not on this machine
+	// (built-in flag lists, skipped model folders): it is for reading in code
+	// review, never for apply.
+	Review    bool   `json:"review,omitempty"`
+	ConfigDir string `json:"config_dir"`
 	// The state the plan was made from; apply refuses the plan once either
 	// has changed.
 	Lineage     string `json:"lineage"`

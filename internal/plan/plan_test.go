@@ -451,3 +451,50 @@ func TestArgvDiffFlags(t *testing.T) {
 		t.Errorf("flags %+v", flags)
 	}
 }
+
+// TestReviewPlan: in code review the engine and the model folder are not on
+// the machine; plan checks flags against the built-in list and warns.
+func TestReviewPlan(t *testing.T) {
+	src := baseHCL + strings.Replace(qwenServer, `model                  = model.qwen`, `model                  = model.elsewhere`, 1) + `
+model "elsewhere" {
+  path = "/models/not-on-this-machine"
+}
+`
+	cfg, diags := config.Load(models, []string{"main.hcl"}, map[string][]byte{"main.hcl": []byte(src)})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	mk := func(review bool) *Plan {
+		in := &Inputs{Config: cfg, Snapshot: gputest.H100s(8), Engines: map[string]EngineResult{}, Models: map[string]ModelResult{},
+			Self: "/usr/bin/roofline", Review: review, Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+		for name := range cfg.Engines {
+			in.Engines[name] = EngineResult{Err: fmt.Errorf("executable %q not found", "/opt/vllm/bin/vllm")}
+		}
+		for name, m := range cfg.Models {
+			info, err := model.Inspect(m.Path)
+			in.Models[name] = ModelResult{Info: info, Err: err}
+		}
+		return Make(in)
+	}
+	if p := mk(false); !p.HasErrors() {
+		t.Fatal("without review, a missing engine is an error")
+	}
+	p := mk(true)
+	if p.HasErrors() || !p.Review {
+		t.Fatalf("review plan has errors or is not marked: %v", summaries(p))
+	}
+	got := strings.Join(summaries(p), "; ")
+	if !strings.Contains(got, "Warning: Engine not installed here") || !strings.Contains(got, "Warning: Model folder not here") {
+		t.Fatalf("diags: %s", got)
+	}
+	c := wantAction(t, p, "qwen", Create)
+	if !strings.Contains(strings.Join(c.After.Argv, " "), "--tool-call-parser hermes") {
+		t.Errorf("argv not rendered from the built-in flag list: %v", c.After.Argv)
+	}
+	// A flag the pinned version lacks is still caught.
+	bad := strings.Replace(src, `tool_call_parser       = "hermes"`, `extra_args = ["--num-lookahead-slots", "4"]`, 1)
+	cfg, _ = config.Load(models, []string{"main.hcl"}, map[string][]byte{"main.hcl": []byte(bad)})
+	if p := mk(true); !p.HasErrors() {
+		t.Error("a removed flag must fail a review plan too")
+	}
+}

@@ -68,7 +68,13 @@ type Inputs struct {
 	// Self is the executable that runs rehearsal engines.
 	Self string
 
-	Mode    Mode
+	Mode Mode
+	// Review is plan in code review: the GPUs come from a recorded
+	// snapshot and the engines and model folders may not exist on this
+	// machine. A missing engine is then checked against roofline's built-in
+	// flag list of its pinned version, and a missing model folder skips the
+	// VRAM check; both are warnings instead of errors. apply never reviews.
+	Review  bool
 	Targets []string // server names; empty = all
 	Replace []string // server names to replace even if unchanged
 	Now     time.Time
@@ -181,6 +187,19 @@ func (pl *planner) engineAndModelChecks() {
 		}
 		e := cfg.Engines[name]
 		r := pl.in.Engines[name]
+		if r.Err != nil && pl.in.Review {
+			if ref, ok := engine.Reference(e.Kind, e.Version); ok {
+				pl.diag(hcl.DiagWarning, ptr(e.DeclRange), "Engine not installed here",
+					"%v. This is a review plan (GPUs from a recorded inventory), so flags and parsers were checked against roofline's built-in flag list of %s; on the GPU host, plan probes the install itself.", r.Err, ref.Name())
+				pl.in.Engines[name] = EngineResult{Installed: ref}
+				pl.p.Review = true
+				continue
+			}
+			pl.diag(hcl.DiagWarning, ptr(e.DeclRange), "Engine not installed here",
+				"%v. roofline has no built-in flag list of %s %s, so the servers of this engine are not rendered or checked in this review plan; run plan on the GPU host.", r.Err, e.Kind, e.Version)
+			pl.p.Review = true
+			continue
+		}
 		if r.Err != nil {
 			pl.diag(hcl.DiagError, ptr(e.DeclRange), "Engine not usable", "%v", r.Err)
 			continue
@@ -195,6 +214,12 @@ func (pl *planner) engineAndModelChecks() {
 		}
 		m := cfg.Models[name]
 		r := pl.in.Models[name]
+		if r.Err != nil && pl.in.Review {
+			pl.diag(hcl.DiagWarning, ptr(m.Range("path")), "Model folder not here",
+				"Model %q: %v. In this review plan the VRAM fit of its servers is not checked; on the GPU host, plan reads the folder.", m.Name, r.Err)
+			pl.p.Review = true
+			continue
+		}
 		if r.Err != nil {
 			pl.diag(hcl.DiagError, ptr(m.Range("path")), "Model folder not usable", "Model %q: %v", m.Name, r.Err)
 			continue

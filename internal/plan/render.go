@@ -21,6 +21,7 @@ type JSONPlan struct {
 	RooflineVersion      string         `json:"roofline_version"`
 	CreatedAt            string         `json:"created_at"`
 	Mode                 Mode           `json:"mode"`
+	Review               bool           `json:"review,omitempty"`
 	ConfigDir            string         `json:"config_dir"`
 	Lineage              string         `json:"lineage"`
 	PriorSerial          uint64         `json:"prior_serial"`
@@ -59,6 +60,7 @@ func (p *Plan) ToJSON() *JSONPlan {
 		RooflineVersion:      p.RooflineVersion,
 		CreatedAt:            p.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"),
 		Mode:                 p.Mode,
+		Review:               p.Review,
 		ConfigDir:            p.ConfigDir,
 		Lineage:              p.Lineage,
 		PriorSerial:          p.PriorSerial,
@@ -92,6 +94,7 @@ func FromJSON(j *JSONPlan) *Plan {
 		FormatVersion:        j.FormatVersion,
 		RooflineVersion:      j.RooflineVersion,
 		Mode:                 j.Mode,
+		Review:               j.Review,
 		ConfigDir:            j.ConfigDir,
 		Lineage:              j.Lineage,
 		PriorSerial:          j.PriorSerial,
