@@ -27,7 +27,10 @@ func init() {
   be found before an engine starts. Changes nothing.
 
   Runs without GPUs from a recorded inventory (-inventory, or the roofline
-  block's inventory attribute): that is how plan runs in code review.
+  block's inventory attribute): that is how plan runs in code review. An
+  engine or model folder that exists only on the GPU host is then checked
+  against roofline's built-in flag list of the pinned version, with a
+  warning; such a review plan can be read but not applied.
 
 Options:
   -out=FILE             Save the plan; "roofline apply FILE" applies exactly it
