@@ -203,7 +203,11 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 				}
 			}))
 			if a.Hooks != nil {
-				a.Hooks.End(c.Addr, "Modifications complete", 0, "gate settings recorded")
+				detail := "gate settings recorded"
+				if c.Before != nil && c.Before.Deposed != nil {
+					detail = fmt.Sprintf("old instance (pid %d) stopped", c.Before.Deposed.PID)
+				}
+				a.Hooks.End(c.Addr, "Modifications complete", 0, detail)
 			}
 		}
 	}

@@ -410,6 +410,11 @@ func (pl *planner) diff() {
 			if cs := pl.in.Config.Servers[name]; cs != nil && cs.Lifecycle.CreateBeforeDestroy {
 				c.Action = CreateThenDelete
 			}
+		case before.Deposed != nil:
+			// The rollout switched over but was killed before it stopped
+			// the old instance: apply stops it (nothing else changes).
+			c.Action = Update
+			c.Reason = fmt.Sprintf("finish an interrupted rollout: stop the old instance (pid %d)", before.Deposed.PID)
 		case before.GateHash != after.GateHash:
 			c.Action = Update
 			c.Reason = "gate settings changed; no restart"

@@ -290,7 +290,10 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		if envChanged(b, a) {
 			attr("~", "env", "(changed)")
 		}
-		if act == Update {
+		switch {
+		case act == Update && b.Deposed != nil:
+			attr("-", "old pid", fmt.Sprint(b.Deposed.PID))
+		case act == Update:
 			attr("~", "gate", "(settings changed; applied without a restart)")
 		}
 	}
