@@ -464,35 +464,31 @@ func splitDepth0(s string, sep byte) []string {
 	var out []string
 	d, start := 0, 0
 	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '{', '[':
-			d++
-		case '}', ']':
-			if d > 0 {
-				d--
-			}
-		case sep:
-			if d == 0 {
-				out = append(out, strings.TrimSpace(s[start:i]))
-				start = i + 1
-			}
+		if d = nest(d, s[i]); d == 0 && s[i] == sep {
+			out = append(out, strings.TrimSpace(s[start:i]))
+			start = i + 1
 		}
 	}
 	return append(out, strings.TrimSpace(s[start:]))
+}
+
+// nest returns the {} and [] depth after byte c, given d before it; a stray
+// closer does not go below zero. Callers' separators are never brackets.
+func nest(d int, c byte) int {
+	switch c {
+	case '{', '[':
+		return d + 1
+	case '}', ']':
+		return max(d-1, 0)
+	}
+	return d
 }
 
 // depth is the number of {} and [] left open at the end of s.
 func depth(s string) int {
 	d := 0
 	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '{', '[':
-			d++
-		case '}', ']':
-			if d > 0 {
-				d--
-			}
-		}
+		d = nest(d, s[i])
 	}
 	return d
 }
@@ -502,17 +498,8 @@ func depth(s string) int {
 func helpGap(s string) int {
 	d := 0
 	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '{', '[':
-			d++
-		case '}', ']':
-			if d > 0 {
-				d--
-			}
-		case ' ':
-			if d == 0 && i+1 < len(s) && s[i+1] == ' ' {
-				return i
-			}
+		if d = nest(d, s[i]); d == 0 && s[i] == ' ' && i+1 < len(s) && s[i+1] == ' ' {
+			return i
 		}
 	}
 	return -1

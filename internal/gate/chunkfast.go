@@ -44,9 +44,6 @@ func (d *fastDecoder) peek() byte {
 }
 
 func (d *fastDecoder) chunk() error {
-	if d.peek() != '{' {
-		return errFallback
-	}
 	var seen uint8
 	err := d.object(func(key []byte) error {
 		var bit uint8
@@ -117,7 +114,10 @@ func foldsTo(key []byte, names ...string) bool {
 // object reads {"key": value, ...}, calling field for each key with the
 // position at the value. Keys with escapes go to the fallback.
 func (d *fastDecoder) object(field func(key []byte) error) error {
-	d.pos++ // '{'
+	if d.peek() != '{' {
+		return errFallback
+	}
+	d.pos++
 	if d.peek() == '}' {
 		d.pos++
 		return nil
@@ -195,6 +195,14 @@ func (d *fastDecoder) array(elem func() error) error {
 	}
 }
 
+// objectOrNull reads an object like object, or a null as nothing.
+func (d *fastDecoder) objectOrNull(field func(key []byte) error) error {
+	if d.null() {
+		return nil
+	}
+	return d.object(field)
+}
+
 // null consumes a null literal if one is next.
 func (d *fastDecoder) null() bool {
 	d.ws()
@@ -216,14 +224,8 @@ func (d *fastDecoder) choices() error {
 		} else {
 			c.Choices = append(c.Choices, ChoiceDelta{})
 		}
-		if d.null() {
-			return nil
-		}
-		if d.peek() != '{' {
-			return errFallback
-		}
 		var seen uint8
-		return d.object(func(key []byte) error {
+		return d.objectOrNull(func(key []byte) error {
 			ch := &c.Choices[n]
 			var bit uint8
 			switch string(key) {
@@ -284,14 +286,8 @@ func finishReason(b []byte) string {
 }
 
 func (d *fastDecoder) delta(n int) error {
-	if d.null() {
-		return nil
-	}
-	if d.peek() != '{' {
-		return errFallback
-	}
 	var seen uint8
-	return d.object(func(key []byte) error {
+	return d.objectOrNull(func(key []byte) error {
 		ch := &d.c.Choices[n]
 		var bit uint8
 		switch string(key) {
@@ -331,14 +327,8 @@ func (d *fastDecoder) toolCalls(n int) error {
 		ch := &d.c.Choices[n]
 		ch.ToolCalls = append(ch.ToolCalls, ToolCallDelta{})
 		k := len(ch.ToolCalls) - 1
-		if d.null() {
-			return nil
-		}
-		if d.peek() != '{' {
-			return errFallback
-		}
 		var seen uint8
-		return d.object(func(key []byte) error {
+		return d.objectOrNull(func(key []byte) error {
 			tc := &d.c.Choices[n].ToolCalls[k]
 			var bit uint8
 			switch string(key) {
@@ -375,14 +365,8 @@ func (d *fastDecoder) toolCalls(n int) error {
 }
 
 func (d *fastDecoder) function(n, k int) error {
-	if d.null() {
-		return nil
-	}
-	if d.peek() != '{' {
-		return errFallback
-	}
 	var seen uint8
-	return d.object(func(key []byte) error {
+	return d.objectOrNull(func(key []byte) error {
 		tc := &d.c.Choices[n].ToolCalls[k]
 		switch {
 		case string(key) == "name" && seen&1 == 0:
@@ -402,9 +386,8 @@ func (d *fastDecoder) usage() error {
 	if d.null() {
 		return nil
 	}
-	if d.peek() != '{' {
-		return errFallback
-	}
+	// Set before the object is read: anything but an object falls back,
+	// which starts over from a reset chunk.
 	c := d.c
 	c.HasUsage = true
 	var seen uint8
@@ -616,26 +599,7 @@ func (d *fastDecoder) skip(depth int) error {
 	case '{':
 		return d.object(func([]byte) error { return d.skip(depth + 1) })
 	case '[':
-		d.pos++
-		if d.peek() == ']' {
-			d.pos++
-			return nil
-		}
-		for {
-			d.ws()
-			if err := d.skip(depth + 1); err != nil {
-				return err
-			}
-			switch d.peek() {
-			case ',':
-				d.pos++
-			case ']':
-				d.pos++
-				return nil
-			default:
-				return errFallback
-			}
-		}
+		return d.array(func() error { return d.skip(depth + 1) })
 	case '"':
 		return d.skipString()
 	case 't':

@@ -14,15 +14,19 @@ import (
 
 const maxBody = 64 << 20
 
-func decodeBody(r *http.Request, v any) error {
+// readBody decodes the request body into v, answering 400 itself when it
+// cannot.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	if err != nil {
-		return err
+		h.fail(w, http.StatusBadRequest, err.Error())
+		return false
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("invalid JSON body: %v", err)
+		h.fail(w, http.StatusBadRequest, fmt.Sprintf("invalid JSON body: %v", err))
+		return false
 	}
-	return nil
+	return true
 }
 
 // checkModel: vLLM answers 404 for a model name it does not serve; SGLang
@@ -126,15 +130,8 @@ func (h *Handler) resolveMaxTokens(w http.ResponseWriter, prompt int, requested 
 
 func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	arrival := time.Now()
-	if !h.serving(w) {
-		return
-	}
 	var req chatRequest
-	if err := decodeBody(r, &req); err != nil {
-		h.fail(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	if !h.checkModel(w, req.Model) {
+	if !h.serving(w) || !h.readBody(w, r, &req) || !h.checkModel(w, req.Model) {
 		return
 	}
 	if len(req.Messages) == 0 {
@@ -179,14 +176,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	g := &gen{h: h, id: "chatcmpl-" + randHex(16), created: time.Now().Unix(), model: h.modelName(req.Model),
 		chat: true, prompts: []int{prompt}, n: n, s: s, finish: finish, call: s.call,
 		maxTokens: maxTokens, failAfter: injectedStreamError(r), arrival: arrival}
-	if req.StreamOptions != nil {
-		g.usage, g.continuous = req.StreamOptions.IncludeUsage, req.StreamOptions.ContinuousUsageStats
-	}
-	if req.Stream {
-		g.stream(w, r)
-	} else {
-		g.complete(w, r)
-	}
+	g.respond(w, r, req.Stream, req.StreamOptions)
 }
 
 func (h *Handler) modelName(req string) string {
@@ -257,15 +247,8 @@ func (h *Handler) promptsOf(raw json.RawMessage) ([]int, error) {
 
 func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 	arrival := time.Now()
-	if !h.serving(w) {
-		return
-	}
 	var req completionRequest
-	if err := decodeBody(r, &req); err != nil {
-		h.fail(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	if !h.checkModel(w, req.Model) {
+	if !h.serving(w) || !h.readBody(w, r, &req) || !h.checkModel(w, req.Model) {
 		return
 	}
 	prompts, err := h.promptsOf(req.Prompt)
@@ -293,20 +276,12 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	g := &gen{h: h, id: "cmpl-" + randHex(16), created: time.Now().Unix(), model: h.modelName(req.Model),
 		prompts: prompts, n: n, s: s, finish: finish, maxTokens: maxTokens, failAfter: injectedStreamError(r), arrival: arrival}
-	if req.StreamOptions != nil {
-		g.usage, g.continuous = req.StreamOptions.IncludeUsage, req.StreamOptions.ContinuousUsageStats
-	}
-	if req.Stream {
-		g.stream(w, r)
-	} else {
-		g.complete(w, r)
-	}
+	g.respond(w, r, req.Stream, req.StreamOptions)
 }
 
 func (h *Handler) tokenize(w http.ResponseWriter, r *http.Request) {
 	var req tokenizeRequest
-	if err := decodeBody(r, &req); err != nil {
-		h.fail(w, http.StatusBadRequest, err.Error())
+	if !h.readBody(w, r, &req) {
 		return
 	}
 	var text string
@@ -326,8 +301,7 @@ func (h *Handler) tokenize(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) detokenize(w http.ResponseWriter, r *http.Request) {
 	var req detokenizeRequest
-	if err := decodeBody(r, &req); err != nil {
-		h.fail(w, http.StatusBadRequest, err.Error())
+	if !h.readBody(w, r, &req) {
 		return
 	}
 	for _, id := range req.Tokens {
@@ -357,6 +331,18 @@ type gen struct {
 	arrival    time.Time // when the request came in: TTFT counts from here
 
 	buf []byte
+}
+
+// respond answers as an event stream or as one JSON body, as the request asked.
+func (g *gen) respond(w http.ResponseWriter, r *http.Request, stream bool, opts *streamOptions) {
+	if opts != nil {
+		g.usage, g.continuous = opts.IncludeUsage, opts.ContinuousUsageStats
+	}
+	if stream {
+		g.stream(w, r)
+	} else {
+		g.complete(w, r)
+	}
 }
 
 func (g *gen) seqs() int { return len(g.prompts) * g.n }

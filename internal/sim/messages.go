@@ -188,8 +188,7 @@ func (e *engineRun) sglangWorkerError(f failure, total float64, r *vram.Rank) ([
 	case ClassUnsupportedArch:
 		return append(runner, s+"srt/models/registry.py:74:resolve_model_cls:return self._raise_for_unsupported(architectures)",
 				s+"srt/models/registry.py:45:_raise_for_unsupported:raise ValueError("),
-			fmt.Sprintf("ValueError: Model architectures %s are not supported for now. Supported architectures: dict_keys(%s)",
-				pyList(e.architectures()), pyList(supportedArchitectures))
+			e.unsupportedArch()
 	case ClassSGLangMemFraction:
 		return append(runner, s+"srt/model_executor/model_runner.py:1768:init_memory_pool:raise RuntimeError("),
 			fmt.Sprintf("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: self.server_args.mem_fraction_static=%v", e.util)
@@ -202,6 +201,13 @@ func (e *engineRun) sglangWorkerError(f failure, total float64, r *vram.Rank) ([
 				"\nPossible solutions:\n1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n2. set --cuda-graph-max-bs to a smaller value (e.g., 16)\n3. disable torch compile by not using --enable-torch-compile\n4. disable CUDA graph by --disable-cuda-graph. (Not recommended. Huge performance loss)\nOpen an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose "
 	}
 	return nil, "RuntimeError: rehearsal: unknown failure " + f.class
+}
+
+// unsupportedArch is the ValueError both engines raise (they share the
+// model registry's wording).
+func (e *engineRun) unsupportedArch() string {
+	return fmt.Sprintf("ValueError: Model architectures %s are not supported for now. Supported architectures: dict_keys(%s)",
+		pyList(e.architectures()), pyList(supportedArchitectures))
 }
 
 func (e *engineRun) architectures() []string {
@@ -267,8 +273,7 @@ func (e *engineRun) apiError(f failure) (frames []string, exc string) {
 	case ClassUnsupportedArch:
 		return append(frames, v+"model_executor/models/registry.py:913:inspect_model_cls:return self._raise_for_unsupported(architectures)",
 				v+"model_executor/models/registry.py:863:_raise_for_unsupported:raise ValueError("),
-			fmt.Sprintf("ValueError: Model architectures %s are not supported for now. Supported architectures: dict_keys(%s)",
-				pyList(e.architectures()), pyList(supportedArchitectures))
+			e.unsupportedArch()
 	case ClassBadFlag:
 		return append(frames, v+"config/model.py:2261:_get_and_verify_max_len:raise ValueError(msg)"),
 			fmt.Sprintf("ValueError: User-specified max_model_len (%d) is greater than the derived max_model_len (max_position_embeddings=%d or model_max_length=None in model's config.json). To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. If the model uses relative position encoding (RoPE), positions exceeding derived_max_model_len lead to nan. If the model uses absolute position encoding, positions exceeding derived_max_model_len will cause a CUDA array out-of-bounds error.",

@@ -123,31 +123,15 @@ func (a *fpAcc) add(m string) {
 		return
 	}
 	f := &a.f
-	if v, ok := float1(fpWeightsV1, m); ok {
-		a.set("vllm")
-		f.WeightsGiB = maxF(f.WeightsGiB, v)
-	} else if v, ok := float1(fpWeightsV0, m); ok {
-		a.set("vllm")
-		f.WeightsGiB = maxF(f.WeightsGiB, v)
-	} else if v, ok := float1(fpWeightsSGL, m); ok {
-		a.set("sglang")
+	if v, ok := a.first(m, fpWeights); ok {
 		f.WeightsGiB = maxF(f.WeightsGiB, v)
 	}
-	if v, ok := float1(fpKVAvail, m); ok {
-		a.set("vllm")
-		f.KVCacheGiB = minF(f.KVCacheGiB, v)
-	} else if v, ok := float1(fpKVRest, m); ok {
-		a.set("vllm")
-		f.KVCacheGiB = minF(f.KVCacheGiB, v)
-	} else if v, ok := float1(fpKVSizeV0, m); ok {
-		a.set("vllm")
+	if v, ok := a.first(m, fpKVCache); ok {
 		f.KVCacheGiB = minF(f.KVCacheGiB, v)
 	}
-	if mm := fpKVTokens.FindStringSubmatch(m); mm != nil {
-		if n, ok := parseInt(mm[1]); ok {
-			a.set("vllm")
-			f.KVTokens = minI(f.KVTokens, n)
-		}
+	if n, ok := int1(fpKVTokens, m); ok {
+		a.set("vllm")
+		f.KVTokens = minI(f.KVTokens, n)
 	}
 	if mm := fpConcurrency.FindStringSubmatch(m); mm != nil {
 		n, ok1 := parseInt(mm[1])
@@ -158,24 +142,16 @@ func (a *fpAcc) add(m string) {
 			f.MaxConcurrency = minF(f.MaxConcurrency, c)
 		}
 	}
-	if mm := fpBlocks.FindStringSubmatch(m); mm != nil {
-		if n, ok := parseInt(mm[1]); ok {
-			a.set("vllm")
-			f.GPUBlocks = minI(f.GPUBlocks, n)
-		}
+	if n, ok := int1(fpBlocks, m); ok {
+		a.set("vllm")
+		f.GPUBlocks = minI(f.GPUBlocks, n)
 	}
 	if strings.Contains(m, "max_seq_len=") && !strings.Contains(m, "max_total_num_tokens") {
-		if mm := fpMaxSeqLen.FindStringSubmatch(m); mm != nil {
-			if n, ok := parseInt(mm[1]); ok {
-				a.seqLen = &n
-			}
+		if n, ok := int1(fpMaxSeqLen, m); ok {
+			a.seqLen = &n
 		}
 	}
-	if v, ok := float1(fpGraphV1, m); ok {
-		a.set("vllm")
-		f.CUDAGraphGiB = maxF(f.CUDAGraphGiB, v)
-	} else if v, ok := float1(fpSGLGraph, m); ok {
-		a.set("sglang")
+	if v, ok := a.first(m, fpGraph); ok {
 		f.CUDAGraphGiB = maxF(f.CUDAGraphGiB, v)
 	}
 	if mm := fpSGLPool.FindStringSubmatch(m); mm != nil {
@@ -197,21 +173,15 @@ func (a *fpAcc) add(m string) {
 		}
 	}
 	if strings.Contains(m, "max_total_num_tokens=") {
-		if mm := fpSGLMaxTotal.FindStringSubmatch(m); mm != nil {
-			if n, ok := parseInt(mm[1]); ok {
-				a.set("sglang")
-				a.sglMaxTotal = minI(a.sglMaxTotal, n)
-			}
+		if n, ok := int1(fpSGLMaxTotal, m); ok {
+			a.set("sglang")
+			a.sglMaxTotal = minI(a.sglMaxTotal, n)
 		}
-		if mm := fpSGLContext.FindStringSubmatch(m); mm != nil {
-			if n, ok := parseInt(mm[1]); ok {
-				a.sglLen = &n
-			}
+		if n, ok := int1(fpSGLContext, m); ok {
+			a.sglLen = &n
 		}
-		if mm := fpSGLRunning.FindStringSubmatch(m); mm != nil {
-			if n, ok := parseInt(mm[1]); ok {
-				f.MaxRunningRequests = minI(f.MaxRunningRequests, n)
-			}
+		if n, ok := int1(fpSGLRunning, m); ok {
+			f.MaxRunningRequests = minI(f.MaxRunningRequests, n)
 		}
 	}
 }
@@ -245,6 +215,41 @@ func (a *fpAcc) result() *Footprint {
 		f.MaxModelLen = a.seqLen
 	}
 	return &f
+}
+
+// fpFloat is a pattern whose first group is a figure, and the engine that
+// logs it.
+type fpFloat struct {
+	re     *regexp.Regexp
+	engine string
+}
+
+// The patterns of one figure, in the order they are tried.
+var (
+	fpWeights = []fpFloat{{fpWeightsV1, "vllm"}, {fpWeightsV0, "vllm"}, {fpWeightsSGL, "sglang"}}
+	fpKVCache = []fpFloat{{fpKVAvail, "vllm"}, {fpKVRest, "vllm"}, {fpKVSizeV0, "vllm"}}
+	fpGraph   = []fpFloat{{fpGraphV1, "vllm"}, {fpSGLGraph, "sglang"}}
+)
+
+// first returns the figure of the first of pats that m matches, noting its
+// engine.
+func (a *fpAcc) first(m string, pats []fpFloat) (float64, bool) {
+	for _, p := range pats {
+		if v, ok := float1(p.re, m); ok {
+			a.set(p.engine)
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// int1 returns re's first group in s as an integer.
+func int1(re *regexp.Regexp, s string) (int64, bool) {
+	m := re.FindStringSubmatch(s)
+	if m == nil {
+		return 0, false
+	}
+	return parseInt(m[1])
 }
 
 func float1(re *regexp.Regexp, s string) (float64, bool) {
