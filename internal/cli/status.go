@@ -12,6 +12,7 @@ import (
 
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
 )
@@ -78,7 +79,10 @@ type statusRow struct {
 	Measured    *state.Footprint `json:"measured,omitempty"`
 	Predicted   *state.Footprint `json:"predicted,omitempty"`
 	GatePassed  *bool            `json:"gate_passed,omitempty"`
-	LogPath     string           `json:"log_path"`
+	// GPUMemoryBytes is what the server's processes hold on its GPUs, as
+	// NVML reports it (0 when the inventory lists none of them).
+	GPUMemoryBytes uint64 `json:"gpu_memory_bytes"`
+	LogPath        string `json:"log_path"`
 }
 
 func runStatus(m *Meta, args []string) int {
@@ -96,6 +100,13 @@ func runStatus(m *Meta, args []string) int {
 		return ExitError
 	}
 	obs := newObserver()
+	// GPU memory held by each server's processes, where NVML (or the
+	// configured inventory) lists them; a failed snapshot only costs the
+	// column.
+	var snap *gpu.Snapshot
+	if sn, err := b.inventory("").Snapshot(context.Background()); err == nil {
+		snap = sn
+	}
 	rows := []statusRow{}
 	for _, name := range st.Names() {
 		s := st.Servers[name]
@@ -110,6 +121,9 @@ func runStatus(m *Meta, args []string) int {
 		if s.Gate != nil {
 			p := s.Gate.Passed
 			r.GatePassed = &p
+		}
+		if snap != nil && o.Alive {
+			r.GPUMemoryBytes = gpuMemoryOf(snap, o.GPUPids)
 		}
 		rows = append(rows, r)
 	}
@@ -126,9 +140,26 @@ func runStatus(m *Meta, args []string) int {
 	return ExitOK
 }
 
+// gpuMemoryOf sums the GPU memory of the given pids over all GPUs.
+func gpuMemoryOf(snap *gpu.Snapshot, pids []int) uint64 {
+	want := map[int]bool{}
+	for _, p := range pids {
+		want[p] = true
+	}
+	var sum uint64
+	for _, g := range snap.GPUs {
+		for _, p := range g.Processes {
+			if want[p.PID] {
+				sum += p.UsedMemoryBytes
+			}
+		}
+	}
+	return sum
+}
+
 func renderStatus(m *Meta, w io.Writer, rows []statusRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tENGINE\tMODEL\tPORT\tGPUS\tPID\tUPTIME\tSTATE\tKV TOKENS (measured / predicted)")
+	fmt.Fprintln(tw, "SERVER\tENGINE\tMODEL\tPORT\tGPUS\tPID\tUPTIME\tSTATE\tGPU MEM\tKV TOKENS (measured / predicted)")
 	for _, r := range rows {
 		stateText := r.Status
 		switch {
@@ -164,7 +195,11 @@ func renderStatus(m *Meta, w io.Writer, rows []statusRow) {
 		if r.BackendPort != 0 {
 			port += fmt.Sprintf(" (->%d)", r.BackendPort)
 		}
-		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\t%v\t%s\t%s\t%s\t%s\n", r.Name, r.EngineKind, r.Version, r.ServedName, port, r.GPUs, pid, uptime, stateText, kv)
+		mem := "-"
+		if r.GPUMemoryBytes > 0 {
+			mem = fmt.Sprintf("%.1f GiB", float64(r.GPUMemoryBytes)/(1<<30))
+		}
+		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\t%v\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.EngineKind, r.Version, r.ServedName, port, r.GPUs, pid, uptime, stateText, mem, kv)
 	}
 	tw.Flush()
 	for _, r := range rows {
