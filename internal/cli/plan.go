@@ -27,10 +27,11 @@ func init() {
   be found before an engine starts. Changes nothing.
 
   Runs without GPUs from a recorded inventory (-inventory, or the roofline
-  block's inventory attribute): that is how plan runs in code review. An
-  engine or model folder that exists only on the GPU host is then checked
-  against roofline's built-in flag list of the pinned version, with a
-  warning; such a review plan can be read but not applied.
+  block's inventory attribute). In code review, where the engines and the
+  model folders exist only on the GPU host, add -review: an engine that
+  cannot be probed is then checked against roofline's built-in flag list of
+  its pinned version, and a missing model folder skips the VRAM check, both
+  with a warning. A review plan can be read but not applied.
 
 Options:
   -out=FILE             Save the plan; "roofline apply FILE" applies exactly it
@@ -42,6 +43,7 @@ Options:
   -destroy              Plan to stop every server.
   -refresh-only         Only report what changed outside roofline.
   -inventory=FILE       GPU snapshot to use instead of NVML.
+  -review               Plan for code review (see above).
   -refresh-probes       Probe the engines again instead of using the cache.
   -lock-timeout=DUR     How long to wait for the state lock (default 0s).
   -var NAME=VALUE       Set a variable block's value (repeatable).
@@ -61,6 +63,7 @@ type planOptions struct {
 	autoApprove       bool
 	parallelism       int
 	vars              *[]string
+	review            bool
 }
 
 func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
@@ -79,6 +82,7 @@ func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
 		fs.BoolVar(&o.json, "json", false, "")
 		fs.BoolVar(&o.detailed, "detailed-exitcode", false, "")
 		fs.BoolVar(&o.destroy, "destroy", false, "")
+		fs.BoolVar(&o.review, "review", false, "")
 	}
 }
 
@@ -137,9 +141,7 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 	}
 	in := b.refresher(o.inventory, o.refresh).Refresh(context.Background(), cfg, st)
 	in.Mode, in.Targets, in.Replace = mode, targets, replaces
-	// plan from a recorded inventory is a review: engines and models may
-	// live only on the GPU host.
-	in.Review = lockOp == "plan" && b.inventoryPath(o.inventory) != ""
+	in.Review = o.review
 	p := plan.Make(in)
 	return p, b, st, unlock, true
 }

@@ -95,3 +95,22 @@ func TestUnknownCommandAndFlag(t *testing.T) {
 		t.Errorf("help state list: %d %s", code, stdout)
 	}
 }
+
+// TestPlanReview: in code review the engine and the model exist only on the
+// GPU host; -review turns them into warnings and marks the plan.
+func TestPlanReview(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("../../examples/single-gpu-vllm/main.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "main.hcl"), string(src))
+	inv, _ := filepath.Abs("../../examples/rehearsal/gpus.json")
+	if code, _, stderr := runMain(t, "-chdir="+dir, "plan", "-inventory="+inv); code != ExitError || !strings.Contains(stderr, "Engine not usable") {
+		t.Fatalf("without -review a missing engine is an error: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := runMain(t, "-chdir="+dir, "plan", "-review", "-inventory="+inv, "-json")
+	if code != ExitOK || !strings.Contains(stdout, `"review": true`) || !strings.Contains(stdout, "Engine not installed here") {
+		t.Fatalf("plan -review: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
