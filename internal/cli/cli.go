@@ -56,8 +56,6 @@ type Command struct {
 	Name     string // "plan", or "state list" for a nested one
 	Synopsis string // one line for `roofline help`
 	Usage    string // full help text, starting with the usage line
-	// Planned marks a command that is listed in help but not built yet.
-	Planned bool
 	// Hidden commands are not listed (internal entry points such as rehearsal).
 	Hidden bool
 	// RawArgs passes the arguments through untouched, -h included: the
@@ -68,16 +66,10 @@ type Command struct {
 
 var commands = map[string]*Command{}
 
-// register adds a command. A real command replaces a Planned placeholder of
-// the same name, whatever the order of init functions.
+// register adds a command; each file registers its own in init.
 func register(c *Command) {
-	if old, dup := commands[c.Name]; dup {
-		switch {
-		case c.Planned:
-			return
-		case !old.Planned:
-			panic("cli: command registered twice: " + c.Name)
-		}
+	if _, dup := commands[c.Name]; dup {
+		panic("cli: command registered twice: " + c.Name)
 	}
 	commands[c.Name] = c
 }
@@ -143,10 +135,6 @@ func Main(args []string, streams Streams) int {
 	cmd, rest := lookup(args)
 	if cmd == nil {
 		fmt.Fprintf(m.Err, "Error: unknown command %q.%s\n\nRun \"roofline help\" for the list of commands.\n", args[0], suggest.DidYouMean(args[0], topLevelNames()))
-		return ExitError
-	}
-	if cmd.Planned {
-		fmt.Fprintf(m.Err, "Error: \"roofline %s\" is planned but not built yet.\n", cmd.Name)
 		return ExitError
 	}
 	for _, a := range rest {

@@ -46,11 +46,7 @@ Commands:
 	sort.Strings(names)
 	for _, n := range names {
 		c := commands[n]
-		syn := c.Synopsis
-		if c.Planned {
-			syn += " (planned)"
-		}
-		fmt.Fprintf(w, "  %-16s %s\n", n, syn)
+		fmt.Fprintf(w, "  %-16s %s\n", n, c.Synopsis)
 	}
 	fmt.Fprint(w, `
 Global options (before the command):

@@ -144,7 +144,7 @@ func TestModelSynth(t *testing.T) {
 		t.Errorf("inspect: exit %d\n%s", code, out)
 	}
 	for _, name := range []string{"model inspect", "model manifest", "model verify", "model synth"} {
-		if c := commands[name]; c == nil || c.Planned || c.Hidden {
+		if c := commands[name]; c == nil || c.Hidden {
 			t.Errorf("%s: %+v", name, c)
 		}
 	}
