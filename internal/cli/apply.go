@@ -184,17 +184,8 @@ func loadSavedPlan(m *Meta, o *planOptions, path string) (*plan.Plan, *backend, 
 		fmt.Fprintf(m.Err, "Error: %s is a review plan\n\nIt was made from a recorded GPU inventory, for reading in code review; it cannot be applied. Run roofline plan -out=FILE on the GPU host, without -inventory, and apply that.\n", path)
 		return nil, nil, nil, nil, false
 	}
-	b, ok := openBackend(m)
-	if !ok || !b.needSelf(m) {
-		return nil, nil, nil, nil, false
-	}
-	unlock, ok := b.lock(m, "apply", o.lockTimeout)
+	b, st, unlock, ok := openLocked(m, "apply", o.lockTimeout)
 	if !ok {
-		return nil, nil, nil, nil, false
-	}
-	st, ok := b.readState(m)
-	if !ok {
-		unlock()
 		return nil, nil, nil, nil, false
 	}
 	fp := ""

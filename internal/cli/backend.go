@@ -43,6 +43,34 @@ func openBackend(m *Meta) (*backend, bool) {
 	return b, true
 }
 
+// openStateFile opens the backend and reads the state (no lock: for reading).
+func openStateFile(m *Meta) (*backend, *state.File, bool) {
+	b, ok := openBackend(m)
+	if !ok {
+		return nil, nil, false
+	}
+	st, ok := b.readState(m)
+	return b, st, ok
+}
+
+// openLocked opens the backend for an operation that may change the state:
+// the engine executable, the state lock (waiting up to timeout) and the
+// state. unlock releases the lock.
+func openLocked(m *Meta, op string, timeout time.Duration) (b *backend, st *state.File, unlock func(), ok bool) {
+	b, ok = openBackend(m)
+	if !ok || !b.needSelf(m) {
+		return nil, nil, nil, false
+	}
+	if unlock, ok = b.lock(m, op, timeout); !ok {
+		return nil, nil, nil, false
+	}
+	if st, ok = b.readState(m); !ok {
+		unlock()
+		return nil, nil, nil, false
+	}
+	return b, st, unlock, true
+}
+
 func newBackend(m *Meta, cfg *config.Config) (*backend, error) {
 	b := &backend{cfg: cfg, stateDir: stateDir(cfg)}
 	b.states = state.NewFilesystem(b.stateDir)

@@ -112,20 +112,11 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 	if !setVars(m, lockOp, *o.vars) {
 		return nil, nil, nil, nil, false
 	}
-	b, ok := openBackend(m)
-	if !ok || !b.needSelf(m) {
+	b, st, unlock, ok := openLocked(m, lockOp, o.lockTimeout)
+	if !ok {
 		return nil, nil, nil, nil, false
 	}
 	cfg := b.cfg
-	unlock, ok := b.lock(m, lockOp, o.lockTimeout)
-	if !ok {
-		return nil, nil, nil, nil, false
-	}
-	st, ok := b.readState(m)
-	if !ok {
-		unlock()
-		return nil, nil, nil, nil, false
-	}
 	if adopted, err := adopt(context.Background(), b, st); err != nil {
 		fmt.Fprintf(m.Err, "Error: recording adopted processes: %v\n", err)
 		unlock()

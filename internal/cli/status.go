@@ -91,11 +91,7 @@ func runStatus(m *Meta, args []string) int {
 	if !parseFlags(m, fs, args) {
 		return ExitError
 	}
-	b, ok := openBackend(m)
-	if !ok {
-		return ExitError
-	}
-	st, ok := b.readState(m)
+	b, st, ok := openStateFile(m)
 	if !ok {
 		return ExitError
 	}
@@ -303,11 +299,7 @@ func runShow(m *Meta, args []string) int {
 		}
 		return ExitOK
 	}
-	b, ok := openBackend(m)
-	if !ok {
-		return ExitError
-	}
-	st, ok := b.readState(m)
+	_, st, ok := openStateFile(m)
 	if !ok {
 		return ExitError
 	}
