@@ -17,8 +17,11 @@ cd "$here"
 "$bin" apply -auto-approve
 "$bin" status
 echo
+r="$bin -chdir=$here"
 echo "The servers run on the rehearsal engine. Next:"
 echo "  curl -s localhost:18001/v1/models"
-echo "  $bin -chdir=examples/rehearsal smoke qwen3_new"
-echo "  $bin -chdir=examples/rehearsal bench qwen3_new -compare qwen3_old"
-echo "  $bin -chdir=examples/rehearsal destroy -auto-approve"
+echo "  $r smoke qwen3_new"
+echo "  $r bench qwen3_new -compare qwen3_old"
+echo "  A rollout: change max_model_len of qwen3_new in $here/main.hcl, then"
+echo "  $r apply    (the new instance starts beside the old one and takes over once it passes its gates)"
+echo "  $r destroy -auto-approve"
