@@ -197,6 +197,7 @@ func loadSavedPlan(m *Meta, o *planOptions, path string) (*plan.Plan, *backend, 
 			return nil, nil, nil, nil, false
 		}
 		fp = snap.Fingerprint()
+		p.Snapshot = snap // the journal names the GPUs
 	}
 	if err := plan.CheckFresh(p, st, fp); err != nil {
 		unlock()
