@@ -1,0 +1,100 @@
+// Package archtest checks the import layers of roofline's packages
+// (docs/architecture.md): cmd → cli → plan/apply → the leaf packages.
+package archtest
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/roofline/roofline/"
+
+// allowed lists, per package, the internal packages its non-test files may
+// import. A package missing here may import nothing internal.
+var allowed = map[string][]string{
+	"cmd/roofline":             {"internal/cli"},
+	"internal/cli":             {"*"},
+	"internal/config":          {"internal/suggest"},
+	"internal/engine":          {"internal/config", "internal/engine/refdata", "internal/suggest"},
+	"internal/plan":            {"internal/config", "internal/engine", "internal/gpu", "internal/model", "internal/vram", "internal/vram/fromodel", "internal/state", "internal/journal", "internal/diagfmt", "internal/textdiff", "internal/version"},
+	"internal/apply":           {"internal/plan", "internal/state", "internal/proxy", "internal/engine/logdiag"},
+	"internal/gate":            {"internal/config", "internal/journal"},
+	"internal/sim":             {"internal/engine", "internal/engine/refdata", "internal/model", "internal/vram", "internal/vram/fromodel", "internal/gpu"},
+	"internal/state":           {"internal/version"},
+	"internal/driver":          {"internal/state"},
+	"internal/driver/process":  {"internal/driver", "internal/state"},
+	"internal/driver/fake":     {"internal/driver", "internal/state"},
+	"internal/driver/docker":   {"internal/state"},
+	"internal/vram/fromodel":   {"internal/model", "internal/vram"},
+	"internal/model/modeltest": {"internal/model"},
+	"internal/gpu/gputest":     {"internal/gpu"},
+	// Test helpers (conformance suites, builders) of their parent package.
+	"internal/state/statetest":          {"internal/state"},
+	"internal/driver/drivertest":        {"internal/driver", "internal/state"},
+	"internal/driver/docker/dockertest": {"internal/driver/docker"},
+}
+
+func TestImportLayers(t *testing.T) {
+	root, _ := filepath.Abs("../..")
+	checked := 0
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); name == "testdata" || strings.HasPrefix(name, ".") || name == "archtest" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if !strings.HasPrefix(p, module) {
+				continue
+			}
+			dep := strings.TrimPrefix(p, module)
+			checked++
+			if dep == "internal/cli" && rel != "cmd/roofline" {
+				t.Errorf("%s imports internal/cli: nothing but main may", path)
+			}
+			if !permitted(rel, dep) {
+				t.Errorf("%s imports %s, which its layer may not (docs/architecture.md)", path, dep)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no internal imports found: the walk is broken")
+	}
+}
+
+// permitted: a package may import its own subpackages' helpers listed for
+// it, the shared leaves, and what the table allows.
+func permitted(pkg, dep string) bool {
+	for _, a := range allowed[pkg] {
+		if a == "*" || a == dep {
+			return true
+		}
+	}
+	// Parent packages may use their own subpackages (engine → engine/logdiag).
+	if strings.HasPrefix(dep, pkg+"/") {
+		return true
+	}
+	return false
+}
