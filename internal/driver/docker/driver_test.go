@@ -23,6 +23,15 @@ const (
 	testID  = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
 )
 
+// newTestDriver is a driver on a fake daemon (API 1.41) that has the test
+// image.
+func newTestDriver(t *testing.T) (*fakeDaemon, *Driver) {
+	t.Helper()
+	f, c := newFakeDaemon(t, "1.41")
+	f.addImage(testID, testRef)
+	return f, New(c)
+}
+
 func testSpec(t *testing.T) Spec {
 	return Spec{Name: "qwen3", Image: testRef, Argv: []string{"vllm", "serve", "/models/qwen3", "--port", "8000"},
 		Env: map[string]string{"HF_HUB_OFFLINE": "1", "ROOFLINE_LAUNCH_ID": "0123456789abcdef"}, GPUs: []int{2, 3},
@@ -154,9 +163,7 @@ func TestResolveImage(t *testing.T) {
 }
 
 func TestLifecycle(t *testing.T) {
-	f, c := newFakeDaemon(t, "1.41")
-	f.addImage(testID, testRef)
-	d := New(c)
+	f, d := newTestDriver(t)
 	ctx := context.Background()
 	spec := testSpec(t)
 	p, err := d.Start(ctx, spec)
@@ -314,9 +321,7 @@ func TestStartErrors(t *testing.T) {
 }
 
 func TestFindByLaunchID(t *testing.T) {
-	f, c := newFakeDaemon(t, "1.41")
-	f.addImage(testID, testRef)
-	d := New(c)
+	_, d := newTestDriver(t)
 	ctx := context.Background()
 	spec := testSpec(t)
 	p, err := d.Start(ctx, spec)
@@ -342,9 +347,7 @@ func TestFindByLaunchID(t *testing.T) {
 }
 
 func TestRunImage(t *testing.T) {
-	f, c := newFakeDaemon(t, "1.41")
-	f.addImage(testID, testRef)
-	d := New(c)
+	f, d := newTestDriver(t)
 	res, err := runWithOutput(t, f, d, []string{"vllm", "--version"}, "0.16.0\n", "a warning\n", 0)
 	if err != nil || string(res.Stdout) != "0.16.0\n" || string(res.Stderr) != "a warning\n" || res.ExitCode != 0 {
 		t.Fatalf("RunImage = %+v, %v", res, err)
@@ -392,12 +395,10 @@ func readFile(t *testing.T, path string) string {
 // a later probe once they are old; recent ones (another probe reading its
 // output) are not.
 func TestSweepProbes(t *testing.T) {
-	f, c := newFakeDaemon(t, "1.41")
-	f.addImage(testID, testRef)
-	d := New(c)
+	f, d := newTestDriver(t)
 	ctx := context.Background()
 	mk := func(finished time.Time) string {
-		id, err := c.ContainerCreate(ctx, "", &ContainerConfig{Image: testRef, Entrypoint: []string{"vllm"}, Labels: map[string]string{LabelProbe: "true"}})
+		id, err := d.C.ContainerCreate(ctx, "", &ContainerConfig{Image: testRef, Entrypoint: []string{"vllm"}, Labels: map[string]string{LabelProbe: "true"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -99,9 +99,7 @@ func TestSplitTimestamp(t *testing.T) {
 // TestSyncLog: the mirror copies each line once, however often it syncs,
 // also lines that share a timestamp across two syncs.
 func TestSyncLog(t *testing.T) {
-	f, c := newFakeDaemon(t, "1.41")
-	f.addImage(testID, testRef)
-	d := New(c)
+	f, d := newTestDriver(t)
 	ctx := context.Background()
 	spec := testSpec(t)
 	p, err := d.Start(ctx, spec)
@@ -145,9 +143,7 @@ func TestSyncLog(t *testing.T) {
 // instance takes the log over and the old one keeps mirroring into the
 // previous log until it is stopped.
 func TestSyncLogRollout(t *testing.T) {
-	f, c := newFakeDaemon(t, "1.41")
-	f.addImage(testID, testRef)
-	d := New(c)
+	f, d := newTestDriver(t)
 	ctx := context.Background()
 	spec := testSpec(t)
 	old, err := d.Start(ctx, spec)
@@ -179,9 +175,7 @@ func TestSyncLogRollout(t *testing.T) {
 // after a killed apply) is taken over; a mirror past MaxLogBytes becomes
 // the previous log.
 func TestSyncLogClaimAndRotate(t *testing.T) {
-	f, c := newFakeDaemon(t, "1.41")
-	f.addImage(testID, testRef)
-	d := New(c)
+	f, d := newTestDriver(t)
 	ctx := context.Background()
 	spec := testSpec(t)
 	spec.LogPath = ""
