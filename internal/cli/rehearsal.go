@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/roofline/roofline/internal/sim"
+	"github.com/roofline/roofline/internal/rehearsal"
 )
 
 func init() {
@@ -42,7 +42,7 @@ func runRehearsal(m *Meta, args []string) int {
 		fmt.Fprintf(m.Err, "Error: rehearsal: cannot find roofline's own executable to start the worker process: %v\n", err)
 		return ExitError
 	}
-	return sim.Main(args[0], args[1:], sim.Env{
+	return rehearsal.Main(args[0], args[1:], rehearsal.Env{
 		Stdout: m.Out, Stderr: m.Err,
 		Self: []string{exe, "rehearsal", args[0]},
 	})

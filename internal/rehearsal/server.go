@@ -4,7 +4,7 @@
 // memory model, and serves the OpenAI-compatible HTTP surface with a
 // configurable time to first token and inter-token latency. See
 // docs/rehearsal.md.
-package sim
+package rehearsal
 
 import (
 	"context"

@@ -7,22 +7,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/roofline/roofline/internal/sim"
+	"github.com/roofline/roofline/internal/rehearsal"
 )
 
 // The gates against the rehearsal engine, the stand-in for vLLM and SGLang
 // that roofline's users rehearse with: what passes here must pass there.
 
-func simServe(t *testing.T, o sim.ServeOptions) Target {
+func simServe(t *testing.T, o rehearsal.ServeOptions) Target {
 	t.Helper()
 	if len(o.ServedNames) == 0 {
 		o.ServedNames = []string{"qwen3-8b"}
 	}
-	ts := httptest.NewServer(sim.NewHandler(o))
+	ts := httptest.NewServer(rehearsal.NewHandler(o))
 	t.Cleanup(ts.Close)
 	kind := o.Kind
 	if kind == "" {
-		kind = sim.KindVLLM
+		kind = rehearsal.KindVLLM
 	}
 	return Target{BaseURL: ts.URL, Model: o.ServedNames[0], Engine: kind}
 }
@@ -30,13 +30,13 @@ func simServe(t *testing.T, o sim.ServeOptions) Target {
 func TestSimHealth(t *testing.T) {
 	tests := []struct {
 		name    string
-		opts    sim.ServeOptions
+		opts    rehearsal.ServeOptions
 		failing string
 	}{
-		{"vllm 0.16.0", sim.ServeOptions{Metrics: true}, ""},
-		{"vllm 0.8.5 (V0 metric names)", sim.ServeOptions{Version: "0.8.5", V0: true, Metrics: true}, ""},
-		{"sglang with --enable-metrics", sim.ServeOptions{Kind: sim.KindSGLang, Metrics: true}, ""},
-		{"sglang without --enable-metrics", sim.ServeOptions{Kind: sim.KindSGLang}, "/metrics"},
+		{"vllm 0.16.0", rehearsal.ServeOptions{Metrics: true}, ""},
+		{"vllm 0.8.5 (V0 metric names)", rehearsal.ServeOptions{Version: "0.8.5", V0: true, Metrics: true}, ""},
+		{"sglang with --enable-metrics", rehearsal.ServeOptions{Kind: rehearsal.KindSGLang, Metrics: true}, ""},
+		{"sglang without --enable-metrics", rehearsal.ServeOptions{Kind: rehearsal.KindSGLang}, "/metrics"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,19 +55,19 @@ func TestSimHealth(t *testing.T) {
 func TestSimSmoke(t *testing.T) {
 	tests := []struct {
 		name      string
-		opts      sim.ServeOptions
+		opts      rehearsal.ServeOptions
 		reasoning bool
 		failing   []string
 		detail    string
 	}{
-		{name: "vllm with the right parser", opts: sim.ServeOptions{ToolCallParser: "hermes", EnableAutoToolChoice: true}},
-		{name: "sglang with the right parser", opts: sim.ServeOptions{Kind: sim.KindSGLang, ToolCallParser: "qwen25"}},
-		{name: "vllm without the parser", opts: sim.ServeOptions{},
+		{name: "vllm with the right parser", opts: rehearsal.ServeOptions{ToolCallParser: "hermes", EnableAutoToolChoice: true}},
+		{name: "sglang with the right parser", opts: rehearsal.ServeOptions{Kind: rehearsal.KindSGLang, ToolCallParser: "qwen25"}},
+		{name: "vllm without the parser", opts: rehearsal.ServeOptions{},
 			failing: []string{"tool call", "tool call, streamed"}, detail: "tool_call_parser"},
-		{name: "sglang without the parser", opts: sim.ServeOptions{Kind: sim.KindSGLang},
+		{name: "sglang without the parser", opts: rehearsal.ServeOptions{Kind: rehearsal.KindSGLang},
 			failing: []string{"tool call", "tool call, streamed"}, detail: "came back as plain text in content"},
-		{name: "reasoning parser", opts: sim.ServeOptions{ToolCallParser: "hermes", EnableAutoToolChoice: true, ReasoningParser: "qwen3", Thinking: true}, reasoning: true},
-		{name: "thinking model without reasoning parser", opts: sim.ServeOptions{ToolCallParser: "hermes", EnableAutoToolChoice: true, Thinking: true}, reasoning: true,
+		{name: "reasoning parser", opts: rehearsal.ServeOptions{ToolCallParser: "hermes", EnableAutoToolChoice: true, ReasoningParser: "qwen3", Thinking: true}, reasoning: true},
+		{name: "thinking model without reasoning parser", opts: rehearsal.ServeOptions{ToolCallParser: "hermes", EnableAutoToolChoice: true, Thinking: true}, reasoning: true,
 			failing: []string{"reasoning"}, detail: "reasoning_parser"},
 	}
 	for _, tt := range tests {
@@ -90,7 +90,7 @@ func TestSimSmoke(t *testing.T) {
 }
 
 func TestSimBench(t *testing.T) {
-	target := simServe(t, sim.ServeOptions{Metrics: true, TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
+	target := simServe(t, rehearsal.ServeOptions{Metrics: true, TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
 	res, err := Bench(context.Background(), nil, target, BenchSpec{Concurrency: 4, Requests: 16, InputTokens: 200, OutputTokens: 20}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +113,6 @@ func TestSimFidelity(t *testing.T) {
 		t.Skip("timing test")
 	}
 	const ttft, itl = 50 * time.Millisecond, 10 * time.Millisecond
-	target := simServe(t, sim.ServeOptions{TTFT: ttft, ITL: itl, Metrics: true})
+	target := simServe(t, rehearsal.ServeOptions{TTFT: ttft, ITL: itl, Metrics: true})
 	checkFidelity(t, target, itl, 0.03, 0.10, func() float64 { return ms(ttft) })
 }

@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/roofline/roofline/internal/sim"
+	"github.com/roofline/roofline/internal/rehearsal"
 )
 
 // TestSimThroughProxy streams POSTed chat completions from the rehearsal
 // engine through the proxy on keep-alive connections: none may be cut.
 func TestSimThroughProxy(t *testing.T) {
-	h := sim.NewHandler(sim.ServeOptions{TTFT: time.Millisecond, ITL: time.Millisecond})
+	h := rehearsal.NewHandler(rehearsal.ServeOptions{TTFT: time.Millisecond, ITL: time.Millisecond})
 	b := httptest.NewServer(h)
 	defer b.Close()
 	hammer(t, b.URL)
