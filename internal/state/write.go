@@ -94,7 +94,7 @@ func WriteFile(path string, f *File) error {
 	if err != nil {
 		return err
 	}
-	prev, err := os.ReadFile(path)
+	prev, err := readLimited(path)
 	if err != nil && !os.IsNotExist(err) {
 		return fmt.Errorf("cannot read the current state to back it up: %w", err)
 	}
