@@ -54,7 +54,10 @@ Options:
   -refresh-probes       Probe the engines again instead of using the cache.
   -lock-timeout=DUR     How long to wait for the state lock (default 0s).
   -lock=false           Take no state lock (dangerous).
-  -var NAME=VALUE       Set a variable block's value (repeatable).
+  -var NAME=VALUE       Set a variable (repeatable); see docs/language.md for
+                        roofline.rfvars, *.auto.rfvars and ROOFLINE_VAR_NAME.
+  -var-file=FILE        Read variable values from FILE (repeatable; in order
+                        with -var).
   -no-color             No terminal colours.
   -input=false          Never prompt: without -auto-approve or a plan file,
                         fail before planning. Also when stdin is not a
@@ -78,7 +81,10 @@ Options:
   -parallelism=N        Stop at most N servers at once (default 10).
   -lock-timeout=DUR     How long to wait for the state lock (default 0s).
   -lock=false           Take no state lock (dangerous).
-  -var NAME=VALUE       Set a variable block's value (repeatable).
+  -var NAME=VALUE       Set a variable (repeatable); see docs/language.md for
+                        roofline.rfvars, *.auto.rfvars and ROOFLINE_VAR_NAME.
+  -var-file=FILE        Read variable values from FILE (repeatable; in order
+                        with -var).
   -no-color             No terminal colours.
   -input=false          Never prompt: without -auto-approve, fail before
                         planning. Also when stdin is not a terminal, or

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/suggest"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -47,8 +48,8 @@ type Meta struct {
 	// Chdir is the -chdir value ("" when not given); the process has already
 	// changed into it.
 	Chdir string
-	// Vars are the -var NAME=VALUE values of the command.
-	Vars map[string]string
+	// VarArgs are the -var and -var-file values of the command, in order.
+	VarArgs []config.VarArg
 	// InAutomation (ROOFLINE_IN_AUTOMATION set): no "run this next" advice,
 	// as Terraform's TF_IN_AUTOMATION.
 	InAutomation bool

@@ -49,7 +49,10 @@ Options:
   -refresh-probes       Probe the engines again instead of using the cache.
   -lock-timeout=DUR     How long to wait for the state lock (default 0s).
   -lock=false           Take no state lock (dangerous while an apply runs).
-  -var NAME=VALUE       Set a variable block's value (repeatable).
+  -var NAME=VALUE       Set a variable (repeatable); see docs/language.md for
+                        roofline.rfvars, *.auto.rfvars and ROOFLINE_VAR_NAME.
+  -var-file=FILE        Read variable values from FILE (repeatable; in order
+                        with -var).
   -no-color             No terminal colours.
   -input=false          Never prompt (plan never does; accepted for scripts).
   -compact-warnings     One line per warning.

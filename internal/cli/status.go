@@ -32,7 +32,7 @@ Options:
 
 Exit codes: 0 every server runs and is healthy (or there are none); 1 error;
 2 a server is gone, failed or not healthy.
-`,
+` + varsUsage,
 		Run: runStatus,
 	})
 	register(&Command{
@@ -45,7 +45,7 @@ Exit codes: 0 every server runs and is healthy (or there are none); 1 error;
 Options:
   -n=N   Print the last N lines (default 100; 0 prints the whole log).
   -f     Follow: keep printing new lines until interrupted.
-`,
+` + varsUsage,
 		Run: runLogs,
 	})
 	register(&Command{
@@ -58,7 +58,7 @@ Options:
 
 Options:
   -json   Print JSON.
-`,
+` + varsUsage,
 		Run: runShow,
 	})
 }
@@ -91,7 +91,7 @@ type statusRow struct {
 func runStatus(m *Meta, args []string) int {
 	fs := newFlags("status")
 	jsonOut := fs.Bool("json", false, "")
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	b, st, ok := openStateFile(m)
@@ -221,7 +221,7 @@ func runLogs(m *Meta, args []string) int {
 	fs := newFlags("logs")
 	n := fs.IntP("n", "n", 100, "")
 	follow := fs.BoolP("follow", "f", false, "")
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() != 1 {
@@ -292,7 +292,7 @@ func stateServer(m *Meta, cfg *config.Config, name string) *state.Server {
 func runShow(m *Meta, args []string) int {
 	fs := newFlags("show")
 	jsonOut := fs.Bool("json", false, "")
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() > 1 {
