@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/driver"
 	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/gpu"
@@ -28,6 +29,7 @@ type backend struct {
 	stateDir string
 	states   *state.Filesystem
 	self     string // executable that runs rehearsal engines and the proxy
+	drivers  *driver.Set
 }
 
 // openBackend loads the configuration of the current directory and builds
@@ -74,7 +76,7 @@ func openLocked(m *Meta, op string, timeout time.Duration) (b *backend, st *stat
 }
 
 func newBackend(m *Meta, cfg *config.Config) (*backend, error) {
-	b := &backend{cfg: cfg, stateDir: stateDir(cfg)}
+	b := &backend{cfg: cfg, stateDir: stateDir(cfg), drivers: newDrivers()}
 	b.states = state.NewFilesystem(b.stateDir)
 	return b, nil
 }
@@ -215,7 +217,7 @@ func (b *backend) refresher(inventoryFlag string, reprobe bool) *plan.Refresher 
 	return &plan.Refresher{
 		Inventory: b.inventory(inventoryFlag),
 		Engines:   prober{self: b.self, cacheDir: filepath.Join(b.stateDir, "probes"), refresh: reprobe},
-		Observer:  newObserver(),
+		Observer:  newObserver(b.drivers),
 		Ports:     portChecker{},
 		Self:      b.self,
 		Journal:   journal.Path(b.stateDir),
