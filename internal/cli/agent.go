@@ -167,7 +167,7 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	} else if len(adopted) > 0 {
 		r.logf("found processes an interrupted run had started and recorded them: %s", strings.Join(adopted, ", "))
 	}
-	cfg, diags := config.LoadDirVars(".", r.m.Vars)
+	cfg, diags := config.LoadDirInputs(".", r.m.inputs())
 	if diags.HasErrors() {
 		return failAll(fmt.Errorf("the configuration does not load: %s", diags.Error()), "config")
 	}
