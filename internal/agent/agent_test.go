@@ -33,7 +33,7 @@ type world struct {
 func newWorld(names ...string) *world {
 	w := &world{st: state.NewFile(), alive: map[string]bool{}, healthy: map[string]bool{}, now: time.Unix(1_700_000_000, 0)}
 	for _, n := range names {
-		w.st.Set(&state.Server{Name: n, Status: state.StatusReady, PID: 100, Port: 8000, LaunchID: "l0", ConfigHash: "h1"})
+		w.st.Set(&state.Server{Name: n, Status: state.StatusReady, Instance: state.Instance{PID: 100, LaunchID: "l0"}, Port: 8000, ConfigHash: "h1"})
 		w.alive[n], w.healthy[n] = true, true
 	}
 	return w
