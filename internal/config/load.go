@@ -81,11 +81,12 @@ func Load(dir string, names []string, srcs map[string][]byte) (*Config, hcl.Diag
 // LoadVars is Load with values for the variable blocks.
 func LoadVars(dir string, names []string, srcs map[string][]byte, vars map[string]string) (*Config, hcl.Diagnostics) {
 	cfg := &Config{
-		Dir:     dir,
-		Files:   map[string]*hcl.File{},
-		Engines: map[string]*Engine{},
-		Models:  map[string]*Model{},
-		Servers: map[string]*Server{},
+		Dir:      dir,
+		Files:    map[string]*hcl.File{},
+		Engines:  map[string]*Engine{},
+		Models:   map[string]*Model{},
+		Servers:  map[string]*Server{},
+		Clusters: map[string]*Cluster{},
 	}
 	var diags hcl.Diagnostics
 	p := hclparse.NewParser()
