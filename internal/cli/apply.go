@@ -51,7 +51,10 @@ Options:
   -inventory=FILE       GPU snapshot to use instead of NVML.
   -refresh-probes       Probe the engines again instead of using the cache.
   -lock-timeout=DUR     How long to wait for the state lock (default 0s).
-  -var NAME=VALUE       Set a variable block's value (repeatable).
+  -var NAME=VALUE       Set a variable (repeatable); see docs/language.md for
+                        roofline.rfvars, *.auto.rfvars and ROOFLINE_VAR_NAME.
+  -var-file=FILE        Read variable values from FILE (repeatable; in order
+                        with -var).
 `,
 		Run: func(m *Meta, args []string) int { return runApply(m, args, false) },
 	})
@@ -69,7 +72,10 @@ Options:
   -target=server.NAME   Destroy only this server (repeatable).
   -parallelism=N        Stop at most N servers at once (default 10).
   -lock-timeout=DUR     How long to wait for the state lock (default 0s).
-  -var NAME=VALUE       Set a variable block's value (repeatable).
+  -var NAME=VALUE       Set a variable (repeatable); see docs/language.md for
+                        roofline.rfvars, *.auto.rfvars and ROOFLINE_VAR_NAME.
+  -var-file=FILE        Read variable values from FILE (repeatable; in order
+                        with -var).
 `,
 		Run: func(m *Meta, args []string) int { return runApply(m, args, true) },
 	})

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/suggest"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -46,8 +47,8 @@ type Meta struct {
 	// Chdir is the -chdir value ("" when not given); the process has already
 	// changed into it.
 	Chdir string
-	// Vars are the -var NAME=VALUE values of the command.
-	Vars map[string]string
+	// VarArgs are the -var and -var-file values of the command, in order.
+	VarArgs []config.VarArg
 }
 
 // Command is one roofline subcommand. Commands register themselves in init()

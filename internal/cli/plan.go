@@ -46,7 +46,10 @@ Options:
   -review               Plan for code review (see above).
   -refresh-probes       Probe the engines again instead of using the cache.
   -lock-timeout=DUR     How long to wait for the state lock (default 0s).
-  -var NAME=VALUE       Set a variable block's value (repeatable).
+  -var NAME=VALUE       Set a variable (repeatable); see docs/language.md for
+                        roofline.rfvars, *.auto.rfvars and ROOFLINE_VAR_NAME.
+  -var-file=FILE        Read variable values from FILE (repeatable; in order
+                        with -var).
 `,
 		Run: runPlan,
 	})

@@ -29,7 +29,7 @@ func init() {
 
 Options:
   -json   Print a JSON array.
-`,
+` + varsUsage,
 		Run: runStatus,
 	})
 	register(&Command{
@@ -42,7 +42,7 @@ Options:
 Options:
   -n=N   Print the last N lines (default 100; 0 prints the whole log).
   -f     Follow: keep printing new lines until interrupted.
-`,
+` + varsUsage,
 		Run: runLogs,
 	})
 	register(&Command{
@@ -55,7 +55,7 @@ Options:
 
 Options:
   -json   Print JSON.
-`,
+` + varsUsage,
 		Run: runShow,
 	})
 }
@@ -88,7 +88,7 @@ type statusRow struct {
 func runStatus(m *Meta, args []string) int {
 	fs := newFlags("status")
 	jsonOut := fs.Bool("json", false, "")
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	b, st, ok := openStateFile(m)
@@ -209,7 +209,7 @@ func runLogs(m *Meta, args []string) int {
 	fs := newFlags("logs")
 	n := fs.IntP("n", "n", 100, "")
 	follow := fs.BoolP("follow", "f", false, "")
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() != 1 {
@@ -280,7 +280,7 @@ func stateServer(m *Meta, cfg *config.Config, name string) *state.Server {
 func runShow(m *Meta, args []string) int {
 	fs := newFlags("show")
 	jsonOut := fs.Bool("json", false, "")
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() > 1 {

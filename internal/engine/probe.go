@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine/refdata"
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 // Installed is what a probe learned about an engine install.
@@ -337,24 +338,7 @@ func writeProbe(path string, rec probeRecord) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".probe-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return fsx.WriteFile(path, b, 0o644)
 }
 
 // runProbe asks the engine for its version and flags.

@@ -26,6 +26,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 // maxRequestBody bounds a forwarded request body.
@@ -158,11 +160,7 @@ func (p *Proxy) Snapshot() Status {
 
 func (p *Proxy) writeStatus() error {
 	b, _ := json.Marshal(p.Snapshot())
-	tmp := p.statusFile + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p.statusFile)
+	return fsx.WriteFile(p.statusFile, b, 0o600)
 }
 
 // Run serves on listen until ctx ends. It re-reads the target file every
@@ -261,13 +259,12 @@ func Switch(ctx context.Context, targetFile, statusFile, target string, timeout 
 
 // WriteTarget atomically replaces the target file.
 func WriteTarget(path, target string) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(target+"\n"), 0o600); err != nil {
+	if err := fsx.WriteFile(path, []byte(target+"\n"), 0o600); err != nil {
 		return err
 	}
-	// A rename within one second can keep the mtime; bump it explicitly so
-	// the proxy's change check sees it.
+	// On a file system with coarse timestamps the new file can carry the
+	// old one's mtime; bump it so the proxy's change check sees it.
 	now := time.Now()
-	_ = os.Chtimes(tmp, now, now)
-	return os.Rename(tmp, path)
+	_ = os.Chtimes(path, now, now)
+	return nil
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/roofline/roofline/internal/driver"
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -84,7 +85,7 @@ func (d *Driver) Start(ctx context.Context, spec driver.LaunchSpec) (*driver.Han
 	if err := keepPrevious(spec.LogPath); err != nil {
 		return nil, fmt.Errorf("cannot start server %s: %w", spec.Name, err)
 	}
-	logf, err := os.OpenFile(spec.LogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	logf, err := fsx.OpenAppend(spec.LogPath, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start server %s: log file: %w", spec.Name, err)
 	}
