@@ -430,7 +430,7 @@ func runStateRm(m *Meta, args []string) int {
 	if !ok {
 		return ExitError
 	}
-	if !*dryRun {
+	if !*dryRun && !m.NoLock {
 		sm.OnStaleLock = staleLockNote(m)
 		ctx, cancel := context.WithTimeout(context.Background(), *lockTimeout)
 		id, err := sm.Lock(ctx, state.NewLockInfo("state rm"))
