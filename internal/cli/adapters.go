@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -124,6 +125,7 @@ func (o *observer) serving(ctx context.Context, s *state.Server, who string, pid
 			res.Detail = fmt.Sprintf("%s runs, but /health does not answer: %v", who, err)
 		}
 		res.Healthy = &healthy
+		slog.Debug("health probe", "server", s.Name, "port", port, "healthy", healthy, "detail", res.Detail)
 	}
 	return res
 }

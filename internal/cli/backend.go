@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/plan"
@@ -122,23 +124,10 @@ func rehearsalSelf(stateDir string) (string, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return "", err
 	}
-	tmp, err := os.CreateTemp(dir, ".roofline-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, f); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Chmod(0o755); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
+	if err := fsx.Write(dst, 0o755, func(w io.Writer) error {
+		_, err := io.Copy(w, f)
+		return err
+	}); err != nil {
 		return "", err
 	}
 	// Older copies are not needed: a running engine keeps its (unlinked)
@@ -185,6 +174,10 @@ func (p prober) Probe(ctx context.Context, e *config.Engine) (*engine.Installed,
 
 // lock takes the state lock for op, waiting up to timeout.
 func (b *backend) lock(m *Meta, op string, timeout time.Duration) (unlock func(), ok bool) {
+	if m.NoLock {
+		slog.Warn("state lock skipped (-lock=false)", "operation", op)
+		return func() {}, true
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	id, err := b.states.Lock(ctx, state.NewLockInfo(op))

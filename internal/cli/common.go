@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/pflag"
 	"path/filepath"
@@ -14,8 +15,13 @@ import (
 // loadConfig loads the configuration in the current directory (after
 // -chdir) and prints its diagnostics. ok is false when there were errors.
 func loadConfig(m *Meta) (cfg *config.Config, ok bool) {
-	cfg, diags := config.LoadDirVars(".", m.Vars)
-	if len(diags) > 0 {
+	cfg, diags := config.LoadDirInputs(".", m.inputs())
+	if m.diagSink != nil {
+		*m.diagSink = append(*m.diagSink, diags...)
+		if cfg != nil {
+			m.diagFiles = cfg.Files
+		}
+	} else if len(diags) > 0 {
 		printDiags(m, cfg, diags)
 	}
 	return cfg, cfg != nil && !diags.HasErrors()
@@ -68,23 +74,68 @@ func (m *Meta) colorize(s string) string {
 	return s
 }
 
-// varFlags registers -var NAME=VALUE (repeatable) on a command.
+// varFlags registers -var NAME=VALUE and -var-file=FILE (both repeatable)
+// on a command. Both go to one list, in command-line order, because a later
+// one wins (Terraform's precedence); setVars hands them to loadConfig.
 func varFlags(fs *pflag.FlagSet) *[]string {
-	return fs.StringArray("var", nil, "")
+	vals := &[]string{}
+	fs.Var(&orderedFlag{prefix: "var:", dst: vals}, "var", "")
+	fs.Var(&orderedFlag{prefix: "file:", dst: vals}, "var-file", "")
+	return vals
 }
 
-// setVars checks the -var values and keeps them for loadConfig.
+// orderedFlag appends prefix+value to a list shared with other flags.
+type orderedFlag struct {
+	prefix string
+	dst    *[]string
+}
+
+func (f *orderedFlag) String() string { return "" }
+func (f *orderedFlag) Type() string   { return "string" }
+func (f *orderedFlag) Set(v string) error {
+	*f.dst = append(*f.dst, f.prefix+v)
+	return nil
+}
+
+// setVars checks the -var and -var-file values and keeps them for loadConfig.
 func setVars(m *Meta, cmd string, vals []string) bool {
-	for _, kv := range vals {
+	for _, v := range vals {
+		if file, ok := strings.CutPrefix(v, "file:"); ok {
+			if file == "" {
+				usageError(m, cmd, "-var-file needs a file name: -var-file=FILE")
+				return false
+			}
+			m.VarArgs = append(m.VarArgs, config.VarArg{File: file})
+			continue
+		}
+		kv := strings.TrimPrefix(v, "var:")
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || strings.TrimSpace(name) == "" {
 			usageError(m, cmd, fmt.Sprintf("-var %q: write -var NAME=VALUE", kv))
 			return false
 		}
-		if m.Vars == nil {
-			m.Vars = map[string]string{}
-		}
-		m.Vars[strings.TrimSpace(name)] = value
+		m.VarArgs = append(m.VarArgs, config.VarArg{Name: strings.TrimSpace(name), Value: value})
 	}
 	return true
+}
+
+// inputs are the variable inputs of the command: its -var and -var-file
+// flags and the ROOFLINE_VAR_* environment.
+func (m *Meta) inputs() config.Inputs {
+	return config.Inputs{Args: m.VarArgs, Env: os.Environ()}
+}
+
+// varsUsage is the help text of the variable flags, shared by every command
+// that reads the configuration.
+const varsUsage = `  -var NAME=VALUE, -var-file=FILE
+          Variable values, as for plan: the configuration (its state_dir,
+          say) may depend on them. See docs/language.md.
+`
+
+// parseConfigFlags is parseFlags for a command that reads the configuration:
+// it also takes -var and -var-file, so that values the configuration depends
+// on (a state_dir per host, say) are the same as for plan and apply.
+func parseConfigFlags(m *Meta, fs *pflag.FlagSet, args []string) bool {
+	vars := varFlags(fs)
+	return parseFlags(m, fs, args) && setVars(m, fs.Name(), *vars)
 }

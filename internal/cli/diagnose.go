@@ -45,7 +45,7 @@ Options:
   -file LOG   Read this log file ("-" reads standard input).
   -json       Print one JSON object: class, title, summary, cause, action,
               evidence (an array of {line, text}) and file.
-`,
+` + varsUsage,
 		Run: runDiagnose,
 	})
 }
@@ -54,7 +54,7 @@ func runDiagnose(m *Meta, args []string) int {
 	fset := newFlags("diagnose")
 	file := fset.String("file", "", "")
 	jsonOut := fset.Bool("json", false, "")
-	if !parseFlags(m, fset, args) {
+	if !parseConfigFlags(m, fset, args) {
 		return ExitError
 	}
 	switch {

@@ -37,7 +37,7 @@ Options:
              default (null when the engine prints none), deprecated,
              takes_value, nargs, negatable, group, help.
   -refresh   Probe the engine again instead of using the cache.
-`,
+` + varsUsage,
 		Run: runFlags,
 	})
 }
@@ -56,16 +56,23 @@ func runFlags(m *Meta, args []string) int {
 	// A query is often a flag itself ("--max-model-len"): only -json and
 	// -refresh are options here, everything else is an argument.
 	var opts, pos []string
-	for _, a := range args {
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		switch {
 		case strings.HasPrefix(a, "-") && (name == "json" || name == "refresh"):
 			opts = append(opts, a)
+		case strings.HasPrefix(a, "-") && (name == "var" || name == "var-file"):
+			opts = append(opts, a)
+			if !hasValue && i+1 < len(args) {
+				i++
+				opts = append(opts, args[i])
+			}
 		case a != "--":
 			pos = append(pos, a)
 		}
 	}
-	if !parseFlags(m, fs, opts) {
+	if !parseConfigFlags(m, fs, opts) {
 		return ExitError
 	}
 	if len(pos) < 1 || len(pos) > 2 {

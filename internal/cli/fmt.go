@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/textdiff"
 )
 
@@ -132,24 +133,12 @@ func runFmt(m *Meta, args []string) int {
 	return ExitOK
 }
 
-// writeFileAtomic replaces path with data through a temporary file in the same
-// directory, so an interrupted write never leaves half a file.
+// writeFileAtomic replaces path with data (internal/fsx), so an interrupted
+// write never leaves half a file. A configuration file that is a symlink
+// (a dotfiles checkout) is rewritten where it points, as an editor would.
 func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return fsx.WriteFile(path, data, perm)
 }

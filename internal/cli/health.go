@@ -39,7 +39,7 @@ Options:
   -json             Print the result as JSON.
 
   Exits 0 when every check passes, 1 otherwise.
-`,
+` + varsUsage,
 		Run: runHealth,
 	})
 }
@@ -178,7 +178,7 @@ func runHealth(m *Meta, args []string) int {
 	fs := newFlags("health")
 	gf := addGateFlags(fs)
 	jsonOut := fs.Bool("json", false, "")
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	t, rs, ok := resolveTarget(m, "health", fs.Args(), gf)

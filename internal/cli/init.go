@@ -23,7 +23,7 @@ func init() {
 
 Options:
   -inventory=FILE   GPU snapshot to use instead of NVML.
-`,
+` + varsUsage,
 		Run: runInit,
 	})
 }
@@ -31,7 +31,7 @@ Options:
 func runInit(m *Meta, args []string) int {
 	fs := newFlags("init")
 	inventory := fs.String("inventory", "", "")
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	b, ok := openBackend(m)

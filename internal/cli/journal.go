@@ -22,7 +22,7 @@ func init() {
 
 Options:
   -json   Print the entries as a JSON array.
-`,
+` + varsUsage,
 		Run: runJournal,
 	})
 }
@@ -30,7 +30,7 @@ Options:
 func runJournal(m *Meta, args []string) int {
 	fs := newFlags("journal")
 	jsonOut := fs.Bool("json", false, "")
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() > 1 {

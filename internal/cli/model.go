@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/model/modeltest"
 	"github.com/roofline/roofline/internal/suggest"
@@ -425,22 +426,12 @@ func runModelManifest(m *Meta, args []string) int {
 	}
 	// Written beside the target and renamed, so an interrupted run never
 	// leaves a partial list that verify would trust.
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		fmt.Fprintf(m.Err, "Error: cannot write the checksums: %v\n", err)
-		return ExitError
-	}
 	bar, progress := newProgressBar(m, "hashing")
-	err = model.Manifest(dir, tmp, progress)
+	err := fsx.Write(path, 0o644, func(w io.Writer) error {
+		return model.Manifest(dir, w, progress)
+	})
 	bar.finish()
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
 	if err != nil {
-		os.Remove(tmp.Name())
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return ExitError
 	}

@@ -38,7 +38,7 @@ Options:
   -json             Print the state's serial, lineage and a summary per server as JSON.
   -state-dir=DIR    Use the state in DIR instead of the configuration's state_dir
                     (works when the configuration does not load).
-`,
+` + varsUsage,
 		Run: runStateList,
 	})
 	register(&Command{
@@ -53,7 +53,7 @@ Options:
 Options:
   -json             Print the server's record exactly as stored.
   -state-dir=DIR    Use the state in DIR instead of the configuration's state_dir.
-`,
+` + varsUsage,
 		Run: runStateShow,
 	})
 	register(&Command{
@@ -70,7 +70,7 @@ Options:
   -dry-run          Say what would be removed; change nothing.
   -lock-timeout=DUR How long to wait for the state lock (default 0s: fail at once).
   -state-dir=DIR    Use the state in DIR instead of the configuration's state_dir.
-`,
+` + varsUsage,
 		Run: runStateRm,
 	})
 }
@@ -180,7 +180,7 @@ func runStateList(m *Meta, args []string) int {
 	fs := newFlags("state list")
 	jsonOut := fs.Bool("json", false, "")
 	dir := stateDirFlag(fs)
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() > 0 {
@@ -239,7 +239,7 @@ func runStateShow(m *Meta, args []string) int {
 	fs := newFlags("state show")
 	jsonOut := fs.Bool("json", false, "")
 	dir := stateDirFlag(fs)
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() != 1 {
@@ -420,7 +420,7 @@ func runStateRm(m *Meta, args []string) int {
 	dryRun := fs.Bool("dry-run", false, "")
 	lockTimeout := fs.Duration("lock-timeout", 0, "")
 	dir := stateDirFlag(fs)
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() == 0 {
@@ -430,7 +430,7 @@ func runStateRm(m *Meta, args []string) int {
 	if !ok {
 		return ExitError
 	}
-	if !*dryRun {
+	if !*dryRun && !m.NoLock {
 		sm.OnStaleLock = staleLockNote(m)
 		ctx, cancel := context.WithTimeout(context.Background(), *lockTimeout)
 		id, err := sm.Lock(ctx, state.NewLockInfo("state rm"))

@@ -29,7 +29,10 @@ func init() {
 
 Options:
   -json   Print a JSON array.
-`,
+
+Exit codes: 0 every server runs and is healthy (or there are none); 1 error;
+2 a server is gone, failed or not healthy.
+` + varsUsage,
 		Run: runStatus,
 	})
 	register(&Command{
@@ -42,7 +45,7 @@ Options:
 Options:
   -n=N   Print the last N lines (default 100; 0 prints the whole log).
   -f     Follow: keep printing new lines until interrupted.
-`,
+` + varsUsage,
 		Run: runLogs,
 	})
 	register(&Command{
@@ -55,7 +58,7 @@ Options:
 
 Options:
   -json   Print JSON.
-`,
+` + varsUsage,
 		Run: runShow,
 	})
 }
@@ -88,7 +91,7 @@ type statusRow struct {
 func runStatus(m *Meta, args []string) int {
 	fs := newFlags("status")
 	jsonOut := fs.Bool("json", false, "")
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	b, st, ok := openStateFile(m)
@@ -123,18 +126,27 @@ func runStatus(m *Meta, args []string) int {
 		}
 		rows = append(rows, r)
 	}
+	code := ExitOK
+	for _, r := range rows {
+		if !r.Running || (r.Healthy != nil && !*r.Healthy) || r.Status == state.StatusFailed {
+			code = ExitUnhealthy
+		}
+	}
 	if *jsonOut {
 		b, _ := json.MarshalIndent(rows, "", "  ")
 		fmt.Fprintln(m.Out, string(b))
-		return ExitOK
+		return code
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(m.Out, "No servers in the state. Run roofline apply to start the configured ones.")
 		return ExitOK
 	}
 	renderStatus(m, m.Out, rows)
-	return ExitOK
+	return code
 }
+
+// ExitUnhealthy: status found a server that is gone, failed or not healthy.
+const ExitUnhealthy = 2
 
 // gpuMemoryOf sums the GPU memory of the given pids over all GPUs.
 func gpuMemoryOf(snap *gpu.Snapshot, pids []int) uint64 {
@@ -209,7 +221,7 @@ func runLogs(m *Meta, args []string) int {
 	fs := newFlags("logs")
 	n := fs.IntP("n", "n", 100, "")
 	follow := fs.BoolP("follow", "f", false, "")
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() != 1 {
@@ -280,7 +292,7 @@ func stateServer(m *Meta, cfg *config.Config, name string) *state.Server {
 func runShow(m *Meta, args []string) int {
 	fs := newFlags("show")
 	jsonOut := fs.Bool("json", false, "")
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() > 1 {

@@ -25,7 +25,10 @@ func init() {
 
 Options:
   -json             Print the result as JSON (Terraform's validate -json shape).
-  -var NAME=VALUE   Set a variable block's value (repeatable).
+  -var NAME=VALUE   Set a variable (repeatable); see docs/language.md for
+                    roofline.rfvars, *.auto.rfvars and ROOFLINE_VAR_NAME.
+  -var-file=FILE    Read variable values from FILE (repeatable; in order
+                    with -var).
 `,
 		Run: runValidate,
 	})
@@ -41,7 +44,11 @@ func runValidate(m *Meta, args []string) int {
 	if fs.NArg() > 0 {
 		return usageError(m, "validate", fmt.Sprintf("unexpected argument %q; validate reads the current directory (use -chdir=DIR before the command)", fs.Arg(0)))
 	}
-	cfg, diags := config.LoadDirVars(".", m.Vars)
+	// As Terraform's validate: variables without a value are unknown, and
+	// what depends on them is not checked.
+	in := m.inputs()
+	in.Partial = true
+	cfg, diags := config.LoadDirInputs(".", in)
 	if *jsonOut {
 		b, _ := json.MarshalIndent(validateJSON(cfg, diags), "", "  ")
 		fmt.Fprintln(m.Out, string(b))

@@ -179,10 +179,10 @@ func validName(s string) bool {
 }
 
 func (d *decoder) decodeRoofline(blk *hcl.Block) *Roofline {
-	r := &Roofline{DeclRange: blk.DefRange, Ranges: Ranges{}}
+	r := &Roofline{DeclRange: blk.DefRange, Ranges: Ranges{}, Sensitive: Sensitive{}, Unknown: map[string]bool{}}
 	content, ds := blk.Body.Content(rooflineSchema)
 	d.add(ds)
-	a := attrs{d: d, m: content.Attributes, ranges: r.Ranges}
+	a := attrs{d: d, m: content.Attributes, ranges: r.Ranges, sens: r.Sensitive, unknown: r.Unknown}
 	r.StateDir = a.str("state_dir")
 	r.Inventory = a.str("inventory")
 	if r.Inventory != "" && !filepath.IsAbs(r.Inventory) {
@@ -192,10 +192,10 @@ func (d *decoder) decodeRoofline(blk *hcl.Block) *Roofline {
 }
 
 func (d *decoder) decodeEngine(blk *hcl.Block) *Engine {
-	e := &Engine{Name: blk.Labels[0], DeclRange: blk.DefRange, Ranges: Ranges{}}
+	e := &Engine{Name: blk.Labels[0], DeclRange: blk.DefRange, Ranges: Ranges{}, Sensitive: Sensitive{}, Unknown: map[string]bool{}}
 	content, ds := blk.Body.Content(engineSchema)
 	d.add(ds)
-	a := attrs{d: d, m: content.Attributes, ranges: e.Ranges}
+	a := attrs{d: d, m: content.Attributes, ranges: e.Ranges, sens: e.Sensitive, unknown: e.Unknown}
 	e.Kind = a.str("kind")
 	e.Version = a.str("version")
 	e.Command = a.strList("command")
@@ -206,10 +206,10 @@ func (d *decoder) decodeEngine(blk *hcl.Block) *Engine {
 }
 
 func (d *decoder) decodeModel(blk *hcl.Block) *Model {
-	m := &Model{Name: blk.Labels[0], DeclRange: blk.DefRange, Ranges: Ranges{}}
+	m := &Model{Name: blk.Labels[0], DeclRange: blk.DefRange, Ranges: Ranges{}, Sensitive: Sensitive{}, Unknown: map[string]bool{}}
 	content, ds := blk.Body.Content(modelSchema)
 	d.add(ds)
-	a := attrs{d: d, m: content.Attributes, ranges: m.Ranges}
+	a := attrs{d: d, m: content.Attributes, ranges: m.Ranges, sens: m.Sensitive, unknown: m.Unknown}
 	m.Path = d.absPath(a.str("path"))
 	m.ServedName = a.str("served_name")
 	if m.ServedName == "" {
@@ -227,10 +227,10 @@ func (d *decoder) absPath(p string) string {
 }
 
 func (d *decoder) decodeServer(blk *hcl.Block) *Server {
-	s := &Server{Name: blk.Labels[0], DeclRange: blk.DefRange, Ranges: Ranges{}, TensorParallel: 1, PipelineParallel: 1}
+	s := &Server{Name: blk.Labels[0], DeclRange: blk.DefRange, Ranges: Ranges{}, Sensitive: Sensitive{}, Unknown: map[string]bool{}, TensorParallel: 1, PipelineParallel: 1}
 	content, ds := blk.Body.Content(serverSchema)
 	d.add(ds)
-	a := attrs{d: d, m: content.Attributes, ranges: s.Ranges}
+	a := attrs{d: d, m: content.Attributes, ranges: s.Ranges, sens: s.Sensitive, unknown: s.Unknown}
 	s.Engine = a.ref("engine", "engine")
 	s.Model = a.ref("model", "model")
 	s.GPUs = a.intList("gpus")
@@ -362,11 +362,14 @@ func (d *decoder) decodeBench(blk *hcl.Block) *Bench {
 	return b
 }
 
-// attrs decodes the attributes of one block, recording each value's range.
+// attrs decodes the attributes of one block, recording each value's range,
+// which values derive from sensitive variables and which are unknown.
 type attrs struct {
-	d      *decoder
-	m      hcl.Attributes
-	ranges Ranges
+	d       *decoder
+	m       hcl.Attributes
+	ranges  Ranges
+	sens    Sensitive // nil: not recorded
+	unknown map[string]bool
 }
 
 func (a attrs) has(name string) bool { _, ok := a.m[name]; return ok }
@@ -380,16 +383,8 @@ func (a attrs) value(name string, ty cty.Type, what string) (cty.Value, bool) {
 	}
 	// The range is recorded only for a value that decoded, so that checks
 	// on the value (Ranges.Has) do not pile consequences onto a type error.
-	v, ds := attr.Expr.Value(a.d.ctx)
-	a.d.add(ds)
-	if ds.HasErrors() {
-		return cty.NilVal, false
-	}
-	if v.IsNull() {
-		return cty.NilVal, false
-	}
-	if !v.IsWhollyKnown() {
-		a.d.errorf(attr.Expr.Range(), "Invalid value", "The value of %s must be known when the configuration is loaded.", name)
+	v, ok := a.eval(name, attr)
+	if !ok {
 		return cty.NilVal, false
 	}
 	cv, err := convert.Convert(v, ty)
@@ -451,7 +446,8 @@ func (a attrs) tokens(name string) int {
 		return 0
 	}
 	v, ds := attr.Expr.Value(a.d.ctx)
-	if !ds.HasErrors() && !v.IsNull() && v.Type() == cty.String {
+	v, _ = v.UnmarkDeep()
+	if !ds.HasErrors() && v.IsKnown() && !v.IsNull() && v.Type() == cty.String {
 		a.ranges[name] = attr.Expr.Range()
 		n, err := ParseTokens(v.AsString())
 		if err != nil {
@@ -564,15 +560,42 @@ func (a attrs) strMap(name string) map[string]string {
 	return out
 }
 
+// eval evaluates an attribute and strips its marks, recording the paths
+// that were sensitive. ok is false for an error, null, or a value that is
+// not known yet: a variable without a value was reported once already (or
+// validate runs without inputs), so nothing more is said about it.
+func (a attrs) eval(name string, attr *hcl.Attribute) (cty.Value, bool) {
+	v, ds := attr.Expr.Value(a.d.ctx)
+	a.d.add(ds)
+	if ds.HasErrors() {
+		return cty.NilVal, false
+	}
+	v, pvm := v.UnmarkDeepWithPaths()
+	for _, pm := range pvm {
+		if _, ok := pm.Marks[SensitiveMark]; ok && a.sens != nil {
+			a.sens[name+pathString(pm.Path)] = true
+		}
+	}
+	if !v.IsWhollyKnown() {
+		if a.unknown != nil {
+			a.unknown[name] = true
+		}
+		return cty.NilVal, false
+	}
+	if v.IsNull() {
+		return cty.NilVal, false
+	}
+	return v, true
+}
+
 // jsonish accepts a JSON string or an HCL object and returns JSON text.
 func (a attrs) jsonish(name string) string {
 	attr, ok := a.m[name]
 	if !ok {
 		return ""
 	}
-	v, ds := attr.Expr.Value(a.d.ctx)
-	a.d.add(ds)
-	if ds.HasErrors() || v.IsNull() {
+	v, ok := a.eval(name, attr)
+	if !ok {
 		return ""
 	}
 	a.ranges[name] = attr.Expr.Range()

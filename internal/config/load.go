@@ -19,11 +19,25 @@ const maxFileSize = 4 << 20
 // it. It returns every diagnostic found, not only the first; the Config is
 // returned even with errors (as complete as the input allows) so callers can
 // keep checking, but it must not be acted on when diags.HasErrors().
-func LoadDir(dir string) (*Config, hcl.Diagnostics) { return LoadDirVars(dir, nil) }
+func LoadDir(dir string) (*Config, hcl.Diagnostics) { return LoadDirInputs(dir, Inputs{}) }
 
-// LoadDirVars is LoadDir with values for the configuration's variable blocks
-// (-var NAME=VALUE).
+// LoadDirVars is LoadDir with -var NAME=VALUE values for the configuration's
+// variable blocks.
 func LoadDirVars(dir string, vars map[string]string) (*Config, hcl.Diagnostics) {
+	return LoadDirInputs(dir, Inputs{Args: varArgs(vars)})
+}
+
+func varArgs(vars map[string]string) []VarArg {
+	var out []VarArg
+	for _, n := range sortedKeys(vars) {
+		out = append(out, VarArg{Name: n, Value: vars[n]})
+	}
+	return out
+}
+
+// LoadDirInputs is LoadDir with inputs for the variable blocks: the
+// directory's auto-loaded variable files are read with the configuration.
+func LoadDirInputs(dir string, in Inputs) (*Config, hcl.Diagnostics) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		abs = dir
@@ -39,7 +53,7 @@ func LoadDirVars(dir string, vars map[string]string) (*Config, hcl.Diagnostics) 
 	srcs := map[string][]byte{}
 	var names []string
 	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".hcl") || strings.HasPrefix(e.Name(), ".") {
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || !(strings.HasSuffix(e.Name(), ".hcl") || isVarFile(e.Name())) {
 			continue
 		}
 		path := filepath.Join(abs, e.Name())
@@ -62,14 +76,20 @@ func LoadDirVars(dir string, vars map[string]string) (*Config, hcl.Diagnostics) 
 		srcs[e.Name()] = src
 	}
 	sort.Strings(names)
-	if len(names) == 0 {
+	configFiles := 0
+	for _, n := range names {
+		if !isVarFile(n) {
+			configFiles++
+		}
+	}
+	if configFiles == 0 {
 		return &Config{Dir: abs, Files: map[string]*hcl.File{}}, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "No configuration files",
 			Detail:   fmt.Sprintf("The directory %s has no *.hcl files. Write one (see examples/ and docs/language.md), or pass -chdir=DIR.", abs),
 		}}
 	}
-	return LoadVars(abs, names, srcs, vars)
+	return LoadInputs(abs, names, srcs, in)
 }
 
 // Load decodes the named sources (file name → bytes) as one configuration
@@ -78,8 +98,15 @@ func Load(dir string, names []string, srcs map[string][]byte) (*Config, hcl.Diag
 	return LoadVars(dir, names, srcs, nil)
 }
 
-// LoadVars is Load with values for the variable blocks.
+// LoadVars is Load with -var values for the variable blocks.
 func LoadVars(dir string, names []string, srcs map[string][]byte, vars map[string]string) (*Config, hcl.Diagnostics) {
+	return LoadInputs(dir, names, srcs, Inputs{Args: varArgs(vars)})
+}
+
+// LoadInputs is Load with inputs for the variable blocks. Names that are
+// variable files (roofline.rfvars, *.auto.rfvars and their .json twins) are
+// read as such.
+func LoadInputs(dir string, names []string, srcs map[string][]byte, in Inputs) (*Config, hcl.Diagnostics) {
 	cfg := &Config{
 		Dir:     dir,
 		Files:   map[string]*hcl.File{},
@@ -90,7 +117,12 @@ func LoadVars(dir string, names []string, srcs map[string][]byte, vars map[strin
 	var diags hcl.Diagnostics
 	p := hclparse.NewParser()
 	var bodies []hcl.Body
+	varFiles := map[string][]byte{}
 	for _, name := range names {
+		if isVarFile(name) {
+			varFiles[name] = srcs[name]
+			continue
+		}
 		// Diagnostics name files by their path as given, which the snippet
 		// writer looks up in Files.
 		f, ds := p.ParseHCL(srcs[name], name)
@@ -112,7 +144,7 @@ func LoadVars(dir string, names []string, srcs map[string][]byte, vars map[strin
 		blocks = append(blocks, content.Blocks...)
 	}
 	// Variables and locals first: every other block's expressions see them.
-	d.ctx = d.scope(blocks, vars)
+	d.ctx = d.scope(blocks, in, varFiles)
 	d.decodeBlocks(blocks)
 	diags = append(diags, d.diags...)
 	diags = append(diags, validate(cfg)...)

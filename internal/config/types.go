@@ -42,6 +42,8 @@ type Roofline struct {
 
 	DeclRange hcl.Range
 	Ranges    Ranges
+	Sensitive Sensitive
+	Unknown   map[string]bool
 }
 
 // Engine is an inference engine install: a local command, a docker image or
@@ -62,6 +64,11 @@ type Engine struct {
 
 	DeclRange hcl.Range
 	Ranges    Ranges
+	// Sensitive: the attributes whose values derive from a sensitive
+	// variable. Unknown: attributes whose values are not known (validate
+	// without inputs); they are absent from Ranges.
+	Sensitive Sensitive
+	Unknown   map[string]bool
 }
 
 // Addr is the engine's address as written in references: "engine.NAME".
@@ -76,6 +83,8 @@ type Model struct {
 
 	DeclRange hcl.Range
 	Ranges    Ranges
+	Sensitive Sensitive
+	Unknown   map[string]bool
 }
 
 // Addr is "model.NAME".
@@ -122,6 +131,8 @@ type Server struct {
 
 	DeclRange hcl.Range
 	Ranges    Ranges
+	Sensitive Sensitive
+	Unknown   map[string]bool
 }
 
 // Addr is "server.NAME".

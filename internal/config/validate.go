@@ -38,7 +38,7 @@ func validate(cfg *Config) hcl.Diagnostics {
 			errorf(e.Range("version"), "Empty engine version", "Pin the engine's exact version, such as \"0.16.0\"; plan compares it with the installed one.")
 		}
 		n := 0
-		for _, set := range []bool{e.Ranges.Has("command"), e.Ranges.Has("image"), e.Rehearsal} {
+		for _, set := range []bool{e.Ranges.Has("command") || e.Unknown["command"], e.Ranges.Has("image") || e.Unknown["image"], e.Rehearsal || e.Unknown["rehearsal"]} {
 			if set {
 				n++
 			}
@@ -124,7 +124,7 @@ func validate(cfg *Config) hcl.Diagnostics {
 		if s.PipelineParallel < 1 {
 			errorf(s.Range("pipeline_parallel"), "Invalid pipeline_parallel", "pipeline_parallel must be 1 or more.")
 		}
-		if !gpusBad && s.TensorParallel >= 1 && s.PipelineParallel >= 1 && len(s.GPUs) > 0 && s.TensorParallel*s.PipelineParallel != len(s.GPUs) {
+		if !gpusBad && !s.Unknown["tensor_parallel"] && !s.Unknown["pipeline_parallel"] && s.TensorParallel >= 1 && s.PipelineParallel >= 1 && len(s.GPUs) > 0 && s.TensorParallel*s.PipelineParallel != len(s.GPUs) {
 			rng := s.Range("tensor_parallel")
 			if !s.Ranges.Has("tensor_parallel") {
 				rng = s.Range("gpus")

@@ -13,25 +13,53 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 )
 
-// Variable is a variable block: an input set with -var NAME=VALUE.
+// Variable is a variable block: an input of the configuration.
 type Variable struct {
 	Name        string
 	Type        cty.Type // cty.DynamicPseudoType when not constrained
 	Default     cty.Value
 	Description string
-	Value       cty.Value // the value in force
-	DeclRange   hcl.Range
+	// Sensitive values are marked (cty mark "sensitive") wherever they flow;
+	// the blocks they reach record it in their Sensitive sets.
+	Sensitive bool
+	// Nullable (the default) lets a null value through; false turns a null
+	// into the default, or an error without one.
+	Nullable    bool
+	Validations []*Validation
+	Value       cty.Value // the value in force (marked when Sensitive)
+	// ValueFrom says where Value came from: "default", "-var",
+	// "ROOFLINE_VAR_name" or a file name; "" when unknown (validate).
+	ValueFrom string
+	DeclRange hcl.Range
+
+	valueRange   *hcl.Range // where Value was written, when in a file
+	defaultRange *hcl.Range
 }
 
+// Validation is a variable's validation block.
+type Validation struct {
+	Condition    hcl.Expression
+	ErrorMessage hcl.Expression
+	DeclRange    hcl.Range
+}
+
+// SensitiveMark is the cty mark carried by values of sensitive variables.
+const SensitiveMark = "sensitive"
+
 var variableSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "type"}, {Name: "default"}, {Name: "description"}},
+	Attributes: []hcl.AttributeSchema{{Name: "type"}, {Name: "default"}, {Name: "description"}, {Name: "sensitive"}, {Name: "nullable"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "validation"}},
+}
+
+var validationSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "condition", Required: true}, {Name: "error_message", Required: true}},
 }
 
 // scope builds the evaluation context of a configuration: its variables
-// (from -var values and defaults) and its locals, evaluated in dependency
+// (from the inputs and defaults) and its locals, evaluated in dependency
 // order. Only this context is visible to expressions: nothing is read from
 // the environment or the disk.
-func (d *decoder) scope(blocks []*hcl.Block, vars map[string]string) *hcl.EvalContext {
+func (d *decoder) scope(blocks []*hcl.Block, in Inputs, varFiles map[string][]byte) *hcl.EvalContext {
 	ctx := evalContext().NewChild()
 	ctx.Variables = map[string]cty.Value{}
 	d.cfg.Variables = map[string]*Variable{}
@@ -66,43 +94,17 @@ func (d *decoder) scope(blocks []*hcl.Block, vars map[string]string) *hcl.EvalCo
 		}
 	}
 
-	// -var values: each must name a variable.
-	names := make([]string, 0, len(vars))
-	for n := range vars {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		v, ok := d.cfg.Variables[n]
-		if !ok {
-			d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Value for undeclared variable",
-				Detail: fmt.Sprintf("-var %s=... names no variable block.%s Declare it: variable %q {}.", n, suggest.DidYouMean(n, sortedKeys(d.cfg.Variables)), n)})
-			continue
-		}
-		val, err := parseVarValue(vars[n], v.Type)
-		if err != nil {
-			d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for variable",
-				Detail: fmt.Sprintf("-var %s=%s: %v.", n, vars[n], err), Subject: &v.DeclRange})
-			continue
-		}
-		v.Value = val
-	}
+	d.assignInputs(d.collectInputs(in, varFiles))
 	varVals := map[string]cty.Value{}
 	for _, n := range sortedKeys(d.cfg.Variables) {
 		v := d.cfg.Variables[n]
-		if v.Value == cty.NilVal {
-			if v.Default == cty.NilVal {
-				r := v.DeclRange
-				d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No value for required variable",
-					Detail: fmt.Sprintf("Variable %q has no default: pass -var %s=VALUE, or give it a default.", n, n), Subject: &r})
-				v.Value = cty.UnknownVal(v.Type)
-			} else {
-				v.Value = v.Default
-			}
-		}
+		d.finishVariable(v, in.Partial)
 		varVals[n] = v.Value
 	}
 	ctx.Variables["var"] = cty.ObjectVal(varVals)
+	for _, n := range sortedKeys(d.cfg.Variables) {
+		d.checkVariable(d.cfg.Variables[n])
+	}
 
 	// Locals: evaluate whatever has its references resolved, until nothing
 	// is left or nothing moves (a cycle).
@@ -142,6 +144,154 @@ func (d *decoder) scope(blocks []*hcl.Block, vars map[string]string) *hcl.EvalCo
 	return ctx
 }
 
+// assignInputs gives each variable the last value of the sources (they come
+// in precedence order, lowest first).
+func (d *decoder) assignInputs(srcs []varSource) {
+	for _, src := range srcs {
+		v, ok := d.cfg.Variables[src.name]
+		if !ok {
+			switch {
+			case strings.HasPrefix(src.from, EnvVarPrefix):
+				// The environment may hold values for other configurations.
+			case src.from == "-var":
+				d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Value for undeclared variable",
+					Detail: fmt.Sprintf("-var %s=... names no variable block.%s Declare it: variable %q {}.", src.name, suggest.DidYouMean(src.name, sortedKeys(d.cfg.Variables)), src.name)})
+			default:
+				// As Terraform: a file may serve several configurations, so
+				// an unknown name there is a warning.
+				d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Value for undeclared variable",
+					Detail: fmt.Sprintf("%s sets %q, but no variable block declares it.%s", src.from, src.name, suggest.DidYouMean(src.name, sortedKeys(d.cfg.Variables))), Subject: src.rng})
+			}
+			continue
+		}
+		var val cty.Value
+		var err error
+		if src.raw {
+			val, err = parseVarValue(src.val.AsString(), v.Type)
+		} else {
+			val, err = convert.Convert(src.val, v.Type)
+		}
+		if err != nil {
+			subject := src.rng
+			if subject == nil {
+				r := v.DeclRange
+				subject = &r
+			}
+			shown := src.from
+			if src.raw && !v.Sensitive {
+				shown = fmt.Sprintf("%s %s=%s", src.from, src.name, src.val.AsString())
+			}
+			d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for variable",
+				Detail: fmt.Sprintf("%s: the value for %q does not fit its type %s: %v.", shown, src.name, typeexpr.TypeString(v.Type), cleanErr(err, v.Sensitive)), Subject: subject})
+			v.Value, v.ValueFrom = cty.UnknownVal(v.Type), "invalid"
+			continue
+		}
+		v.Value, v.ValueFrom, v.valueRange = val, src.from, src.rng
+	}
+}
+
+// cleanErr keeps a sensitive value out of a conversion error.
+func cleanErr(err error, sensitive bool) string {
+	if sensitive {
+		return "(the value is sensitive and not shown)"
+	}
+	return err.Error()
+}
+
+// finishVariable applies the default, nullable and the sensitive mark.
+func (d *decoder) finishVariable(v *Variable, partial bool) {
+	if v.Value == cty.NilVal {
+		switch {
+		case v.Default != cty.NilVal:
+			v.Value, v.ValueFrom, v.valueRange = v.Default, "default", v.defaultRange
+		case partial:
+			v.Value = cty.UnknownVal(v.Type)
+		default:
+			r := v.DeclRange
+			d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No value for required variable",
+				Detail: fmt.Sprintf("Variable %q has no default: pass -var %s=VALUE, set %s%s, or write it in %s.", v.Name, v.Name, EnvVarPrefix, v.Name, VarFileName), Subject: &r})
+			// Unknown, so that what depends on it is skipped rather than
+			// reported a second time.
+			v.Value = cty.UnknownVal(v.Type)
+		}
+	}
+	if v.Value.IsKnown() && v.Value.IsNull() && !v.Nullable {
+		if v.Default != cty.NilVal && !v.Default.IsNull() {
+			v.Value, v.ValueFrom, v.valueRange = v.Default, "default", v.defaultRange
+		} else {
+			subject := v.valueRange
+			if subject == nil {
+				r := v.DeclRange
+				subject = &r
+			}
+			d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Required variable is null",
+				Detail: fmt.Sprintf("Variable %q has nullable = false: give it a value other than null.", v.Name), Subject: subject})
+			v.Value = cty.UnknownVal(v.Type)
+		}
+	}
+	if v.Sensitive {
+		v.Value = v.Value.Mark(SensitiveMark)
+	}
+}
+
+// checkVariable runs a variable's validation blocks. A condition sees only
+// the variable itself and the functions; an unknown value (validate without
+// inputs) is not checked.
+func (d *decoder) checkVariable(v *Variable) {
+	if len(v.Validations) == 0 || !v.Value.IsWhollyKnown() {
+		return
+	}
+	ctx := evalContext().NewChild()
+	ctx.Variables = map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{v.Name: v.Value})}
+	for _, val := range v.Validations {
+		for _, t := range val.Condition.Variables() {
+			if t.RootName() != "var" || len(t) < 2 {
+				d.errorf(t.SourceRange(), "Invalid reference in variable validation", "The condition of variable %q may refer only to var.%s.", v.Name, v.Name)
+				return
+			}
+			if step, ok := t[1].(hcl.TraverseAttr); !ok || step.Name != v.Name {
+				d.errorf(t.SourceRange(), "Invalid reference in variable validation", "The condition of variable %q may refer only to var.%s.", v.Name, v.Name)
+				return
+			}
+		}
+		res, ds := val.Condition.Value(ctx)
+		d.add(ds)
+		if ds.HasErrors() {
+			continue
+		}
+		res, _ = res.Unmark()
+		if !res.IsKnown() {
+			continue
+		}
+		res, err := convert.Convert(res, cty.Bool)
+		if err != nil || res.IsNull() {
+			d.errorf(val.Condition.Range(), "Invalid variable validation result", "The condition must be true or false.")
+			continue
+		}
+		if res.True() {
+			continue
+		}
+		msg := "The value is not valid."
+		if m, ds := val.ErrorMessage.Value(ctx); !ds.HasErrors() {
+			m, _ = m.Unmark()
+			if m.Type() == cty.String && m.IsKnown() && !m.IsNull() {
+				msg = m.AsString()
+			}
+		}
+		subject := v.valueRange
+		if subject == nil {
+			r := val.Condition.Range()
+			subject = &r
+		}
+		from := v.ValueFrom
+		if from == "default" {
+			from = "its default"
+		}
+		d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for variable",
+			Detail: fmt.Sprintf("%s\n\nThe value of var.%s (from %s) fails the validation rule at %s.", msg, v.Name, from, val.DeclRange), Subject: subject})
+	}
+}
+
 // localsReady reports whether every local value a refers to is evaluated.
 func localsReady(a *hcl.Attribute, done map[string]cty.Value, declared map[string]hcl.Range) bool {
 	for _, t := range a.Expr.Variables() {
@@ -163,7 +313,7 @@ func localsReady(a *hcl.Attribute, done map[string]cty.Value, declared map[strin
 }
 
 func (d *decoder) decodeVariable(blk *hcl.Block) *Variable {
-	v := &Variable{Name: blk.Labels[0], Type: cty.DynamicPseudoType, DeclRange: blk.DefRange}
+	v := &Variable{Name: blk.Labels[0], Type: cty.DynamicPseudoType, DeclRange: blk.DefRange, Nullable: true}
 	content, ds := blk.Body.Content(variableSchema)
 	d.add(ds)
 	if a, ok := content.Attributes["type"]; ok {
@@ -173,12 +323,31 @@ func (d *decoder) decodeVariable(blk *hcl.Block) *Variable {
 			v.Type = ty
 		}
 	}
-	if a, ok := content.Attributes["description"]; ok {
+	constant := func(name string, ty cty.Type, what string) cty.Value {
+		a, ok := content.Attributes[name]
+		if !ok {
+			return cty.NilVal
+		}
 		val, ds := a.Expr.Value(nil)
 		d.add(ds)
-		if !ds.HasErrors() && val.Type() == cty.String && !val.IsNull() {
-			v.Description = val.AsString()
+		if ds.HasErrors() {
+			return cty.NilVal
 		}
+		cv, err := convert.Convert(val, ty)
+		if err != nil || cv.IsNull() || !cv.IsKnown() {
+			d.errorf(a.Expr.Range(), "Invalid value", "%s must be %s, written as a constant.", name, what)
+			return cty.NilVal
+		}
+		return cv
+	}
+	if val := constant("description", cty.String, "a string"); val != cty.NilVal {
+		v.Description = val.AsString()
+	}
+	if val := constant("sensitive", cty.Bool, "true or false"); val != cty.NilVal {
+		v.Sensitive = val.True()
+	}
+	if val := constant("nullable", cty.Bool, "true or false"); val != cty.NilVal {
+		v.Nullable = val.True()
 	}
 	if a, ok := content.Attributes["default"]; ok {
 		val, ds := a.Expr.Value(evalContext())
@@ -189,11 +358,21 @@ func (d *decoder) decodeVariable(blk *hcl.Block) *Variable {
 		if !ds.HasErrors() {
 			cv, err := convert.Convert(val, v.Type)
 			if err != nil {
-				d.errorf(a.Expr.Range(), "Invalid default value for variable", "The default of %q does not match its type: %v.", v.Name, err)
+				d.errorf(a.Expr.Range(), "Invalid default value for variable", "The default of %q does not match its type: %s.", v.Name, cleanErr(err, v.Sensitive))
 			} else {
 				v.Default = cv
+				r := a.Expr.Range()
+				v.defaultRange = &r
 			}
 		}
+	}
+	for _, b := range content.Blocks {
+		vc, ds := b.Body.Content(validationSchema)
+		d.add(ds)
+		if ds.HasErrors() {
+			continue
+		}
+		v.Validations = append(v.Validations, &Validation{Condition: vc.Attributes["condition"].Expr, ErrorMessage: vc.Attributes["error_message"].Expr, DeclRange: b.DefRange})
 	}
 	return v
 }

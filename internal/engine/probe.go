@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine/refdata"
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 // Installed is what a probe learned about an engine install.
@@ -118,6 +120,7 @@ func (x ExecRunner) Run(ctx context.Context, argv []string, env []string) ([]byt
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	slog.Debug("engine probe: running", "argv", argv)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	// A child the engine started may keep the pipes open after the engine
@@ -249,6 +252,7 @@ func Probe(ctx context.Context, e *config.Engine, self string, r Runner, cacheDi
 		path = filepath.Join(cacheDir, key.file())
 		if !refresh {
 			if inst := readProbe(path, key); inst != nil {
+				slog.Debug("engine probe: from the cache", "engine", e.Name, "version", inst.Version, "flags", len(inst.Flags.Flags), "cache", path)
 				return inst, nil
 			}
 		}
@@ -337,24 +341,7 @@ func writeProbe(path string, rec probeRecord) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".probe-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return fsx.WriteFile(path, b, 0o644)
 }
 
 // runProbe asks the engine for its version and flags.

@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 // FileName is the journal's name inside the state directory.
@@ -123,7 +125,7 @@ func Append(path string, e Entry) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := fsx.OpenAppend(path, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -19,11 +20,7 @@ func Save(path string, p *Plan) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return fsx.WriteFile(path, append(b, '\n'), 0o600)
 }
 
 // Load reads a plan file written by Save.

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -26,6 +27,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 // maxRequestBody bounds a forwarded request body.
@@ -165,11 +168,7 @@ func (p *Proxy) Snapshot() Status {
 
 func (p *Proxy) writeStatus() error {
 	b, _ := json.Marshal(p.Snapshot())
-	tmp := p.statusFile + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p.statusFile)
+	return fsx.WriteFile(p.statusFile, b, 0o600)
 }
 
 // Run serves on listen until ctx ends. It re-reads the target file every
@@ -245,6 +244,7 @@ func Switch(ctx context.Context, targetFile, statusFile, target string, limit ti
 // forwards there (it re-reads the file every 100 ms), or until timeout.
 // After Point returns nil no new request goes to any other backend.
 func Point(ctx context.Context, targetFile, statusFile, target string, timeout time.Duration) error {
+	slog.Info("proxy: switching", "target", target)
 	if err := WriteTarget(targetFile, target); err != nil {
 		return err
 	}
@@ -323,13 +323,12 @@ func ReadTarget(path string) (string, error) {
 
 // WriteTarget atomically replaces the target file.
 func WriteTarget(path, target string) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(target+"\n"), 0o600); err != nil {
+	if err := fsx.WriteFile(path, []byte(target+"\n"), 0o600); err != nil {
 		return err
 	}
-	// A rename within one second can keep the mtime; bump it explicitly so
-	// the proxy's change check sees it.
+	// On a file system with coarse timestamps the new file can carry the
+	// old one's mtime; bump it so the proxy's change check sees it.
 	now := time.Now()
-	_ = os.Chtimes(tmp, now, now)
-	return os.Rename(tmp, path)
+	_ = os.Chtimes(path, now, now)
+	return nil
 }

@@ -91,6 +91,18 @@ func (h *Handler) choices(w http.ResponseWriter, n *int, prompts int) (int, bool
 	return c, true
 }
 
+// checkStreamOptions is vLLM's request validator: stream_options (a
+// non-empty object: Python's truthiness) without stream=true is a 400.
+// SGLang has no such check (protocol.py declares the field and nothing
+// reads it without stream), so it answers normally.
+func (h *Handler) checkStreamOptions(w http.ResponseWriter, stream bool, o *streamOptions) bool {
+	if h.opts.Kind != KindVLLM || stream || o == nil || o.keys == 0 {
+		return true
+	}
+	h.fail(w, http.StatusBadRequest, "Stream options can only be defined when `stream=True`.")
+	return false
+}
+
 // checkMinTokens is vLLM's check of min_tokens against max_tokens.
 func (h *Handler) checkMinTokens(w http.ResponseWriter, minTokens, maxTokens int) bool {
 	switch {
@@ -136,6 +148,9 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(req.Messages) == 0 {
 		h.fail(w, http.StatusBadRequest, "messages: at least one message is required")
+		return
+	}
+	if !h.checkStreamOptions(w, req.Stream, req.StreamOptions) {
 		return
 	}
 	choice, err := parseToolChoice(req.ToolChoice, len(req.Tools) > 0)
@@ -251,6 +266,9 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 	if !h.serving(w) || !h.readBody(w, r, &req) || !h.checkModel(w, req.Model) {
 		return
 	}
+	if !h.checkStreamOptions(w, req.Stream, req.StreamOptions) {
+		return
+	}
 	prompts, err := h.promptsOf(req.Prompt)
 	if err != nil {
 		h.fail(w, http.StatusBadRequest, err.Error())
@@ -347,12 +365,18 @@ func (g *gen) respond(w http.ResponseWriter, r *http.Request, stream bool, opts 
 
 func (g *gen) seqs() int { return len(g.prompts) * g.n }
 
-func (g *gen) promptTotal() int {
+// promptTotal is the prompt tokens the engine processes: every prompt once
+// per sequence (n copies).
+func (g *gen) promptTotal() int { return g.promptOnce() * g.n }
+
+// promptOnce is usage.prompt_tokens: each prompt counted once whatever n is,
+// as both engines report it.
+func (g *gen) promptOnce() int {
 	t := 0
 	for _, p := range g.prompts {
 		t += p
 	}
-	return t * g.n
+	return t
 }
 
 // run paces the tokens: admission (maybe queued), the first token after the
@@ -420,7 +444,11 @@ func (g *gen) run(ctx context.Context, emit func(step int) bool) (done bool, dea
 		prev = now
 		m.genTokens.Add(int64(g.seqs()))
 		m.runningTokens.Add(int64(g.seqs()))
-		m.iterTokens.observe(float64(g.seqs()))
+		stepTokens := g.seqs()
+		if step == 0 {
+			stepTokens += prompt // the prefill step also processes the prompt
+		}
+		m.steps.add(now, g, stepTokens)
 		emitted++
 		if !emit(step) {
 			m.aborted.Add(1)
@@ -448,7 +476,7 @@ func (g *gen) run(ctx context.Context, emit func(step int) bool) (done bool, dea
 }
 
 func (g *gen) usageOf(completion int) usage {
-	p := g.promptTotal()
+	p := g.promptOnce()
 	return usage{PromptTokens: p, CompletionTokens: completion, TotalTokens: p + completion}
 }
 
@@ -534,7 +562,7 @@ func (g *gen) appendStep(b []byte, c, step int) []byte {
 			// once the first output exists.
 			b = g.event(b, c, []byte(`{"role":"assistant","content":""}`), "", step)
 		}
-	} else {
+	} else if p.kind != kEOS || !sglang {
 		delta = appendJSONString(nil, p.text)
 	}
 	finish := ""
@@ -579,6 +607,18 @@ func (g *gen) delta(p piece) []byte {
 		d = append(d, `,"arguments":`...)
 		d = appendJSONString(d, p.text)
 		d = append(d, `}}]`...)
+	case kEOS:
+		// vLLM: the EOS token's chunk carries the finish_reason. Its text is
+		// empty: {"content": ""}, or {} once a parser has taken the output as
+		// a tool call (vLLM substitutes an empty DeltaMessage). SGLang sends
+		// nothing for it and a separate finish chunk.
+		if g.h.opts.Kind == KindSGLang {
+			return nil
+		}
+		if g.call != nil {
+			return []byte(`{}`)
+		}
+		return []byte(`{"content":""}`)
 	case kToolArgs:
 		if p.text == "" {
 			return nil

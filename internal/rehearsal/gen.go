@@ -20,6 +20,7 @@ const (
 	kHidden                   // eaten by a parser: counted, not shown
 	kToolHead                 // completes the tool name: the id/name delta
 	kToolArgs                 // a fragment of the arguments
+	kEOS                      // the end-of-sequence token: counted, shows nothing
 )
 
 type piece struct {
@@ -36,15 +37,32 @@ type script struct {
 	// on the fly so that a long answer costs no memory per token.
 	pad    int
 	filler []piece
+	// eos: the answer ends with the end-of-sequence token, as one the model
+	// stops by itself does. Both engines count it in completion_tokens and
+	// send the finish_reason with it, in a chunk of its own.
+	eos bool
 }
 
 // length is the number of tokens the answer has.
-func (s *script) length() int { return len(s.toks) + s.pad }
+func (s *script) length() int {
+	n := len(s.toks) + s.pad
+	if s.eos {
+		n++
+	}
+	return n
+}
+
+// eosID is the end-of-sequence token's id (Qwen's <|im_end|>; any id works:
+// the toy tokenizer never produces it from text).
+const eosID = 151645
 
 // at returns token i of the answer.
 func (s *script) at(i int) piece {
 	if i < len(s.toks) {
 		return s.toks[i]
+	}
+	if s.eos && i == s.length()-1 {
+		return piece{id: eosID, kind: kEOS}
 	}
 	return s.filler[(i-len(s.toks))%len(s.filler)]
 }
@@ -265,28 +283,35 @@ func (h *Handler) completionScript() *script {
 // shape cuts or pads the script to the request's length controls and
 // returns the finish reason (s.length() is then the token count):
 //   - ignore_eos: exactly max_tokens ("length");
-//   - otherwise the natural length, raised to min_tokens, capped at max_tokens.
+//   - otherwise the natural text, raised to min_tokens, then the EOS token
+//     ("stop"), unless max_tokens comes first ("length", no EOS).
 //
 // A tool call that was completed keeps finish_reason "tool_calls", as vLLM
 // reports whenever its parser found calls.
 func (h *Handler) shape(s *script, maxTokens, minTokens int, ignoreEOS bool) string {
-	want, finish := s.length(), s.natural
+	text, finish := s.length(), s.natural
+	eos := true
 	switch {
 	case ignoreEOS:
-		want, finish = maxTokens, "length"
-	case minTokens > want:
-		want, finish = minTokens, "stop"
+		text, finish, eos = maxTokens, "length", false
+	case minTokens > text:
+		// EOS is suppressed until min_tokens tokens exist; then the model stops.
+		text, finish = minTokens, "stop"
 	}
-	if want > maxTokens {
-		want, finish = maxTokens, "length"
+	if eos && text+1 > maxTokens {
+		text, finish, eos = maxTokens, "length", false
+	}
+	if text > maxTokens {
+		text, finish = maxTokens, "length"
 	}
 	s.filler = h.filler
-	if want > len(s.toks) {
-		s.pad = want - len(s.toks)
+	if text > len(s.toks) {
+		s.pad = text - len(s.toks)
 	} else {
-		s.toks, s.pad = s.toks[:want], 0
+		s.toks, s.pad = s.toks[:text], 0
 	}
-	if s.call != nil && s.natural == "tool_calls" && want > s.call.last {
+	s.eos = eos
+	if s.call != nil && s.natural == "tool_calls" && text > s.call.last {
 		finish = "tool_calls"
 	}
 	return finish

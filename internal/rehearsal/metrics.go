@@ -58,6 +58,8 @@ type metricSet struct {
 	promptHist, genHist, maxGenHist            *histogram
 	paramsN, paramsMax, iterTokens             *histogram
 
+	steps *stepper // engine steps for vllm:iteration_tokens_total
+
 	mu        sync.Mutex
 	lastScan  time.Time
 	lastGen   int64
@@ -87,6 +89,7 @@ func (h *Handler) newMetrics() *metricSet {
 		iterTokens: newHistogram(tokenBuckets),
 		lastScan:   time.Now(), startTime: float64(time.Now().UnixNano()) / 1e9,
 	}
+	m.steps = &stepper{window: h.opts.ITL, hist: m.iterTokens}
 	name := h.opts.servedName()
 	m.labels = `model_name=` + strconv.Quote(name)
 	o := h.opts
@@ -153,6 +156,7 @@ func load(a *atomic.Int64) func() float64 { return func() float64 { return float
 
 // render writes the exposition text.
 func (m *metricSet) render() string {
+	m.steps.flush(time.Now())
 	var b strings.Builder
 	for _, f := range m.families {
 		b.WriteString("# HELP " + f.name + " " + f.help + "\n")
@@ -297,6 +301,62 @@ func (h *Handler) sglangFamilies(m *metricSet) []family {
 		hist("sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency in seconds", m.e2e),
 		hist("sglang:queue_time_seconds", "Histogram of queueing time in seconds.", m.queue),
 	}
+}
+
+// stepper groups the tokens that streams emit into engine steps. vLLM
+// observes vllm:iteration_tokens_total once per step with every token the
+// step processed (prompt tokens of prefilling requests included); the
+// rehearsal's streams are paced one by one, so a step is closed when a
+// request that is already in it emits again (a sequence gets one token per
+// step) or one inter-token interval after it opened: with r streams running,
+// one observation of about r tokens per interval, as vLLM's batch.
+type stepper struct {
+	window time.Duration
+	hist   *histogram
+
+	mu      sync.Mutex
+	open    time.Time
+	pending int
+	members map[any]bool
+}
+
+func (s *stepper) add(now time.Time, req any, tokens int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.members[req] {
+		s.observeLocked()
+	}
+	s.closeLocked(now)
+	if s.pending == 0 {
+		s.open = now
+	}
+	if s.members == nil {
+		s.members = map[any]bool{}
+	}
+	s.members[req] = true
+	s.pending += tokens
+}
+
+// flush closes the current step if its interval has passed (a scrape must
+// not see a step that is still collecting tokens).
+func (s *stepper) flush(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closeLocked(now)
+}
+
+func (s *stepper) closeLocked(now time.Time) {
+	if s.pending > 0 && now.Sub(s.open) >= s.window {
+		s.observeLocked()
+	}
+}
+
+func (s *stepper) observeLocked() {
+	if s.pending > 0 {
+		s.hist.observe(float64(s.pending))
+	}
+	s.pending = 0
+	clear(s.members)
 }
 
 // genThroughput is the generation rate since the previous scrape.

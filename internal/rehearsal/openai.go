@@ -40,6 +40,22 @@ type completionRequest struct {
 type streamOptions struct {
 	IncludeUsage         bool `json:"include_usage"`
 	ContinuousUsageStats bool `json:"continuous_usage_stats"`
+	keys                 int  // fields present: {} is "unset" to Python's truthiness
+}
+
+func (o *streamOptions) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	type plain streamOptions
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*o = streamOptions(p)
+	o.keys = len(m)
+	return nil
 }
 
 type chatMessage struct {

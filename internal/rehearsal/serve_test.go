@@ -255,10 +255,12 @@ func TestLengthControls(t *testing.T) {
 		wantTokens int
 		wantFinish string
 	}{
-		{"natural end", map[string]any{"max_tokens": 100}, 10, "stop"},
+		// The end-of-sequence token counts, as in both engines' usage.
+		{"natural end", map[string]any{"max_tokens": 100}, 11, "stop"},
+		{"EOS does not fit", map[string]any{"max_tokens": 10}, 10, "length"},
 		{"max_tokens cuts", map[string]any{"max_tokens": 4}, 4, "length"},
 		{"ignore_eos", map[string]any{"max_tokens": 50, "ignore_eos": true}, 50, "length"},
-		{"min_tokens", map[string]any{"max_tokens": 100, "min_tokens": 30}, 30, "stop"},
+		{"min_tokens", map[string]any{"max_tokens": 100, "min_tokens": 30}, 31, "stop"},
 		{"max_completion_tokens", map[string]any{"max_completion_tokens": 3, "max_tokens": 90}, 3, "length"},
 	}
 	for _, tt := range tests {

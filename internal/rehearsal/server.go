@@ -178,6 +178,7 @@ type Handler struct {
 	dead    context.Context
 	kill    context.CancelFunc
 	created int64
+	http    *httpSeries // vLLM's http_* series; nil for SGLang
 	// emitHook, when set (tests), sees every token's deadline and write time.
 	emitHook func(req string, step int, deadline, wrote time.Time)
 }
@@ -192,6 +193,9 @@ func NewHandler(opts ServeOptions) *Handler {
 	}
 	h.dead, h.kill = context.WithCancel(context.Background())
 	h.met = h.newMetrics()
+	if opts.Kind == KindVLLM && opts.Metrics {
+		h.http = newHTTPSeries()
+	}
 	h.routes()
 	return h
 }
@@ -234,6 +238,9 @@ func (h *Handler) routes() {
 		m.HandleFunc("POST /v1/tokenize", h.tokenize)
 		m.HandleFunc("POST /v1/detokenize", h.detokenize)
 	} else {
+		if h.opts.servesResponses() {
+			m.HandleFunc("POST /v1/responses", h.responses)
+		}
 		m.HandleFunc("GET /version", h.version)
 		m.HandleFunc("GET /server_info", h.serverInfo)
 	}
@@ -246,16 +253,21 @@ func (h *Handler) routes() {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	start := time.Now()
+	_, pattern := h.mux.Handler(r)
 	defer func() {
 		if h.opts.AccessLog != nil {
 			h.opts.AccessLog(r.RemoteAddr, r.Method, r.URL.Path, rec.status)
+		}
+		if h.http != nil {
+			_, route, _ := strings.Cut(pattern, " ")
+			h.http.observe(route, r.Method, rec.status, r.ContentLength, rec.bytes, time.Since(start))
 		}
 	}()
 	if len(h.opts.APIKeys) > 0 && strings.HasPrefix(r.URL.Path, "/v1") && !h.authorized(r) {
 		writeJSON(rec, http.StatusUnauthorized, map[string]string{"error": "Unauthorized"})
 		return
 	}
-	_, pattern := h.mux.Handler(r)
 	if pattern == "" {
 		// FastAPI's answers for an unknown path or a wrong method.
 		status, detail := http.StatusNotFound, "Not Found"
@@ -291,6 +303,13 @@ func (h *Handler) authorized(r *http.Request) bool {
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
+	bytes  int64
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	n, err := s.ResponseWriter.Write(b)
+	s.bytes += int64(n)
+	return n, err
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
@@ -402,10 +421,17 @@ func (h *Handler) modelInfo(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) metrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	if h.opts.NoStats {
-		return
+	var b strings.Builder
+	if h.opts.Kind == KindVLLM {
+		renderProcess(&b, h.met.startTime)
 	}
-	_, _ = io.WriteString(w, h.met.render())
+	if !h.opts.NoStats {
+		b.WriteString(h.met.render())
+	}
+	if h.http != nil {
+		h.http.render(&b)
+	}
+	_, _ = io.WriteString(w, b.String())
 }
 
 func randHex(n int) string {

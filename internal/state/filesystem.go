@@ -60,7 +60,12 @@ func (s *Filesystem) BackupPath() string { return BackupPath(s.StatePath()) }
 func (s *Filesystem) LockPath() string { return filepath.Join(s.dir, LockFileName) }
 
 // Read reads the state file (see Read).
-func (s *Filesystem) Read() (*File, error) { return Read(s.StatePath()) }
+func (s *Filesystem) Read() (*File, error) {
+	if err := CheckDir(s.dir); err != nil {
+		return nil, err
+	}
+	return Read(s.StatePath())
+}
 
 // Write stores f (see Manager): the current file becomes the backup, then
 // the new one replaces it atomically.
@@ -72,6 +77,9 @@ func (s *Filesystem) Write(f *File) error {
 			return fmt.Errorf("the state lock %s was taken away from this roofline (roofline force-unlock) while it held it; "+
 				"the state was not written, so another command's changes are not overwritten", id)
 		}
+	}
+	if err := CheckDir(s.dir); err != nil {
+		return err
 	}
 	path := s.StatePath()
 	prev, err := readLimited(path)
@@ -136,6 +144,9 @@ func (s *Filesystem) Lock(ctx context.Context, info *LockInfo) (string, error) {
 }
 
 func (s *Filesystem) tryLock(info *LockInfo) (*LockInfo, error) {
+	if err := CheckDir(s.dir); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cannot create the state directory: %w", err)
 	}
@@ -143,8 +154,11 @@ func (s *Filesystem) tryLock(info *LockInfo) (*LockInfo, error) {
 	// force-unlock may replace the lock file between our open and our flock;
 	// then we hold a lock on a file nobody else sees, so start over.
 	for try := 0; try < 10; try++ {
-		fh, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		fh, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 		if err != nil {
+			if lerr := refuseLink(path, "lock file"); lerr != nil {
+				return nil, lerr
+			}
 			return nil, fmt.Errorf("cannot open the lock file: %w", err)
 		}
 		if err := syscall.Flock(int(fh.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
@@ -241,7 +255,7 @@ func (s *Filesystem) lockStatusLocked() (*LockStatus, error) {
 			return st, nil
 		}
 	}
-	fh, err := os.OpenFile(path, os.O_RDWR, 0)
+	fh, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}
@@ -284,7 +298,7 @@ func (s *Filesystem) ForceUnlock(id string) error {
 	}
 	path := s.LockPath()
 	if !st.Held {
-		fh, err := os.OpenFile(path, os.O_RDWR, 0)
+		fh, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW, 0)
 		if err != nil {
 			return err
 		}

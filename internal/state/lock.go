@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/version"
 )
 
@@ -175,9 +176,12 @@ func readLockInfo(path string) (*LockInfo, error) {
 	var err error
 	for try := 0; try < 2; try++ {
 		var data []byte
-		data, err = os.ReadFile(path)
+		data, err = fsx.ReadFileNoFollow(path, 1<<20)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
+		}
+		if errors.Is(err, fsx.ErrSymlink) {
+			return nil, refuseLink(path, "lock file")
 		}
 		if err != nil {
 			return nil, err

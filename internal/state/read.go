@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/version"
 )
 
@@ -30,6 +30,9 @@ func Read(path string) (*File, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return NewFile(), nil
 	}
+	if errors.Is(err, fsx.ErrSymlink) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the state file: %w; check that it is readable by the user running roofline", err)
 	}
@@ -45,20 +48,19 @@ func Read(path string) (*File, error) {
 	return f, nil
 }
 
+// readLimited reads a state or backup file: never through a symlink, never
+// a device or FIFO, never more than maxStateSize.
 func readLimited(path string) ([]byte, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	data, err := io.ReadAll(io.LimitReader(fh, maxStateSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxStateSize {
+	data, err := fsx.ReadFileNoFollow(path, maxStateSize)
+	switch {
+	case errors.Is(err, fsx.ErrSymlink):
+		if lerr := refuseLink(path, "state file"); lerr != nil {
+			return nil, lerr
+		}
+	case errors.Is(err, fsx.ErrTooLarge):
 		return nil, fmt.Errorf("%s is over %d MiB, far more than any state; it is not a roofline state file", path, maxStateSize>>20)
 	}
-	return data, nil
+	return data, err
 }
 
 // Decode parses a state from its JSON. It reads format_version first and

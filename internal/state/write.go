@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 // BackupPath is where the state before the latest write is kept.
@@ -92,7 +94,7 @@ func WriteFile(path string, f *File) error {
 	if err != nil {
 		return err
 	}
-	prev, err := os.ReadFile(path)
+	prev, err := readLimited(path)
 	if err != nil && !os.IsNotExist(err) {
 		return fmt.Errorf("cannot read the current state to back it up: %w", err)
 	}
@@ -118,46 +120,10 @@ func writeWithBackup(path string, data, prev []byte) error {
 	return nil
 }
 
-// atomicWrite replaces path with data: a temporary file in the same
-// directory (rename is atomic only within a file system), fsync, rename,
-// fsync of the directory so the rename itself survives a power loss. The
-// file is created 0600: the state names processes and log paths, and hashed
-// secrets are still best kept private.
-func atomicWrite(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = tmp.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+// atomicWrite replaces path with data (internal/fsx: same-directory
+// temporary file, fsync, rename, fsync of the directory; a symlinked
+// destination is refused). The file is created 0600: the state names
+// processes and log paths, and hashed secrets are still best kept private.
+func atomicWrite(path string, data []byte) error {
+	return fsx.WriteFile(path, data, 0o600)
 }

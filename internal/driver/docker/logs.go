@@ -13,6 +13,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 // Streams in the daemon's multiplexed framing.
@@ -134,7 +136,7 @@ func prepareLog(logPath, id string) error {
 	}
 	f.Close()
 	b, _ := json.Marshal(cursor{Container: id})
-	return os.WriteFile(cursorPath(logPath), b, 0o600)
+	return fsx.WriteFile(cursorPath(logPath), b, 0o600)
 }
 
 // SyncLog appends to the log mirror of container id what the daemon has

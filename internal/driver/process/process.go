@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/roofline/roofline/internal/driver"
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -84,7 +86,7 @@ func (d *Driver) Start(ctx context.Context, spec driver.LaunchSpec) (*driver.Han
 	if err := keepPrevious(spec.LogPath); err != nil {
 		return nil, fmt.Errorf("cannot start server %s: %w", spec.Name, err)
 	}
-	logf, err := os.OpenFile(spec.LogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	logf, err := fsx.OpenAppend(spec.LogPath, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start server %s: log file: %w", spec.Name, err)
 	}
@@ -340,6 +342,7 @@ func (d *Driver) Stop(ctx context.Context, h *driver.Handle, grace time.Duration
 }
 
 func (d *Driver) signal(obs *driver.Observed, sid int, sig syscall.Signal) {
+	slog.Info("signal", "signal", sig.String(), "session", sid, "pids", obs.PIDs, "group_alive", obs.Alive)
 	if obs.Alive {
 		_ = syscall.Kill(-sid, sig) // the group Start created
 	}

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const hostCfg = `variable "host" {
+  type = string
+}
+
+variable "hf_token" {
+  type      = string
+  sensitive = true
+}
+
+roofline {
+  state_dir = ".roofline-${var.host}"
+}
+
+engine "e" {
+  kind      = "vllm"
+  version   = "0.16.0"
+  rehearsal = true
+  env       = { HF_TOKEN = var.hf_token }
+}
+`
+
+// TestInputsEverywhere: validate runs without values; every command that
+// reads the configuration takes -var, -var-file and ROOFLINE_VAR_*, so a
+// state_dir that depends on a variable is the same for all of them.
+func TestInputsEverywhere(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.hcl"), hostCfg)
+
+	if code, stdout, stderr := runMain(t, "-chdir="+dir, "validate"); code != ExitOK || !strings.Contains(stdout, "Success!") {
+		t.Fatalf("validate without values: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// One missing value is one error, whatever depends on it.
+	code, _, stderr := runMain(t, "-chdir="+dir, "state", "list", "-var", "host=gpu-01")
+	if code != ExitError || strings.Count(stderr, "Error:") != 2 || !strings.Contains(stderr, `Variable "hf_token" has no default`) {
+		t.Fatalf("state list without hf_token: exit %d\n%s", code, stderr)
+	}
+
+	t.Setenv("ROOFLINE_VAR_hf_token", "hf_secret")
+	writeFile(t, filepath.Join(dir, "gpu-02.rfvars"), "host = \"gpu-02\"\n")
+	for _, args := range [][]string{
+		{"status", "-var=host=gpu-01"},
+		{"state", "list", "-var", "host=gpu-01"},
+		{"journal", "-var", "host=gpu-01"},
+		{"show", "-var", "host=gpu-01"},
+		{"validate", "-var", "host=gpu-01"},
+		{"status", "-var-file", "gpu-02.rfvars"},
+		{"state", "list", "-var-file=gpu-02.rfvars", "-var", "host=gpu-03"},
+	} {
+		code, stdout, stderr := runMain(t, append([]string{"-chdir=" + dir}, args...)...)
+		if code != ExitOK {
+			t.Errorf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+		if strings.Contains(stdout+stderr, "hf_secret") {
+			t.Errorf("%v: the sensitive value is printed", args)
+		}
+	}
+	// init probes the engines (the test binary is no rehearsal engine, so it
+	// reports problems); what matters here is the directory it uses.
+	if _, stdout, _ := runMain(t, "-chdir="+dir, "init", "-var", "host=gpu-01"); !strings.Contains(stdout, "State directory: "+filepath.Join(dir, ".roofline-gpu-01")) {
+		t.Errorf("init -var host=gpu-01:\n%s", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".roofline-")); err == nil {
+		t.Errorf("a command used an empty host")
+	}
+	// Later wins: -var after -var-file.
+	writeFile(t, filepath.Join(dir, "roofline.rfvars"), "host = \"auto\"\n")
+	if _, stdout, _ := runMain(t, "-chdir="+dir, "init"); !strings.Contains(stdout, "State directory: "+filepath.Join(dir, ".roofline-auto")) {
+		t.Errorf("roofline.rfvars not read:\n%s", stdout)
+	}
+	if _, stdout, _ := runMain(t, "-chdir="+dir, "init", "-var-file=gpu-02.rfvars", "-var", "host=gpu-03"); !strings.Contains(stdout, ".roofline-gpu-03") {
+		t.Errorf("a later -var does not win over -var-file:\n%s", stdout)
+	}
+	code, _, stderr = runMain(t, "-chdir="+dir, "status", "-var-file=nope.rfvars")
+	if code != ExitError || !strings.Contains(stderr, "Cannot read a variable file") {
+		t.Errorf("missing -var-file: exit %d\n%s", code, stderr)
+	}
+}
