@@ -150,6 +150,22 @@ type Change struct {
 	// LastBench is the running server's last benchmark, shown beside the
 	// thresholds its replacement must meet.
 	LastBench *journal.Entry `json:"last_bench,omitempty"`
+	// EnvChanges are the environment variables that differ, per key.
+	EnvChanges []EnvChange `json:"env_changes,omitempty"`
+	// ModelFiles names the files of the model folder that changed
+	// ("~ config.json", "+ extra.safetensors", "- old.bin").
+	ModelFiles []string `json:"model_files,omitempty"`
+}
+
+// EnvChange is one environment variable's change. Sensitive values (by
+// name, or recorded redacted) are never carried: Before and After are
+// then empty.
+type EnvChange struct {
+	Key       string `json:"key"`
+	Action    string `json:"action"` // "create", "update" or "delete"
+	Before    string `json:"before,omitempty"`
+	After     string `json:"after,omitempty"`
+	Sensitive bool   `json:"sensitive,omitempty"`
 }
 
 // Drift is something that changed outside roofline.

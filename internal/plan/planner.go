@@ -32,7 +32,11 @@ type EngineResult struct {
 type ModelResult struct {
 	Info        *model.Info
 	Fingerprint string
-	Err         error
+	// Files is the folder's manifest (ModelManifest); LegacyFingerprint
+	// the fingerprint older roofline versions recorded.
+	Files             map[string]string
+	LegacyFingerprint string
+	Err               error
 }
 
 // Observation is what refresh saw of one server in the state.
@@ -301,7 +305,7 @@ func (pl *planner) desire(s *config.Server) {
 	d := &Desired{
 		Name:   s.Name,
 		Engine: state.EngineRef{Name: e.Name, Kind: e.Kind, Version: er.Installed.Version, Identity: engineIdentity(e, er.Installed)},
-		Model:  state.ModelRef{Name: m.Name, Path: m.Path, ServedName: m.ServedName, Fingerprint: mr.Fingerprint},
+		Model:  state.ModelRef{Name: m.Name, Path: m.Path, ServedName: m.ServedName, Fingerprint: mr.Fingerprint, Files: mr.Files},
 		Argv:   launch.Argv,
 		Env:    launch.Env,
 		GPUs:   slices.Clone(s.GPUs),
@@ -323,6 +327,20 @@ func (pl *planner) desire(s *config.Server) {
 		}
 		d.Env["ROOFLINE_REHEARSAL_INVENTORY"] = src
 	}
+	if prev := pl.prior.Servers[s.Name]; prev != nil && prev.Model.Files == nil && prev.Model.Fingerprint != "" &&
+		prev.Model.Fingerprint == mr.LegacyFingerprint && prev.Model.Path == m.Path {
+		// Recorded by a roofline that fingerprinted modification times:
+		// the folder is unchanged, so keep its fingerprint and restart
+		// nothing; the next start records the manifest.
+		d.Model.Fingerprint, d.Model.Files = prev.Model.Fingerprint, nil
+	}
+	if d.Gate.Bench != nil {
+		// Source ranges are where a value was written, not what it is: a
+		// comment or a reordered attribute must not change the gate hash.
+		b := *d.Gate.Bench
+		b.DeclRange, b.Ranges = hcl.Range{}, nil
+		d.Gate.Bench = &b
+	}
 	prefix := len(engine.Command(e, pl.in.Self))
 	d.CommandLen = prefix
 	d.Proxy = s.Lifecycle.CreateBeforeDestroy
@@ -343,7 +361,7 @@ func (pl *planner) desire(s *config.Server) {
 		Driver string
 		Image  string
 		Proxy  bool
-	}{launch.Argv[min(prefix, len(launch.Argv)):], launch.Env, d.GPUs, d.Host, d.Port, d.Engine, d.Model, d.Driver, d.Image, d.Proxy})
+	}{launch.Argv[min(prefix, len(launch.Argv)):], launch.Env, d.GPUs, d.Host, d.Port, d.Engine, modelIdentity(d.Model), d.Driver, d.Image, d.Proxy})
 	d.GateHash = hashOf(d.Gate)
 	pl.desired[s.Name] = d
 
@@ -367,6 +385,13 @@ func engineIdentity(e *config.Engine, inst *engine.Installed) string {
 		return "rehearsal:" + e.Kind + "@" + e.Version
 	}
 	return hashOf(inst.Identity)
+}
+
+// modelIdentity is what of a model reference the config hash covers: the
+// manifest is summed up by the fingerprint.
+func modelIdentity(m state.ModelRef) state.ModelRef {
+	m.Files = nil
+	return m
 }
 
 func hashOf(v any) string {
@@ -459,6 +484,10 @@ func (pl *planner) diff() {
 			c.Reason = "the process is gone (" + obs.Detail + "); roofline starts it again"
 		case before.ConfigHash != after.ConfigHash || slices.Contains(pl.in.Replace, name) || before.Status == state.StatusFailed || before.Status == state.StatusStarting:
 			c.ReplacePaths = replacePaths(before, after)
+			c.EnvChanges = EnvDiff(before.Env, after.Env)
+			if before.Model.Fingerprint != after.Model.Fingerprint && before.Model.Path == after.Model.Path {
+				c.ModelFiles = ModelFileChanges(before.Model.Files, after.Model.Files)
+			}
 			switch {
 			case slices.Contains(pl.in.Replace, name) && len(c.ReplacePaths) == 0:
 				c.Reason = "replacement requested with -replace"
@@ -468,6 +497,12 @@ func (pl *planner) diff() {
 				c.Reason = "an interrupted apply never finished its gates"
 			default:
 				c.Reason = strings.Join(c.ReplacePaths, ", ") + " changed"
+				if len(c.EnvChanges) > 0 {
+					c.Reason += "; env: " + envKeys(c.EnvChanges)
+				}
+				if len(c.ModelFiles) > 0 {
+					c.Reason += "; model files: " + strings.Join(c.ModelFiles, ", ")
+				}
 			}
 			c.Action = DeleteThenCreate
 			if cs := pl.in.Config.Servers[name]; cs != nil && cs.Lifecycle.CreateBeforeDestroy {
@@ -534,4 +569,45 @@ func sortDiags(diags hcl.Diagnostics) {
 			return a.Start.Byte < b.Start.Byte
 		}
 	})
+}
+
+// EnvDiff compares a recorded env (secrets redacted) with the desired one,
+// key by key, in key order.
+func EnvDiff(before, after map[string]string) []EnvChange {
+	var out []EnvChange
+	keys := map[string]bool{}
+	for k := range before {
+		keys[k] = true
+	}
+	for k := range after {
+		keys[k] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		b, inB := before[k]
+		a, inA := after[k]
+		c := EnvChange{Key: k, Sensitive: state.IsSecretName(k) || state.IsRedacted(b)}
+		switch {
+		case inB && inA && state.Matches(b, a):
+			continue
+		case !inB:
+			c.Action = "create"
+		case !inA:
+			c.Action = "delete"
+		default:
+			c.Action = "update"
+		}
+		if !c.Sensitive {
+			c.Before, c.After = b, a
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func envKeys(cs []EnvChange) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = map[string]string{"create": "+", "update": "~", "delete": "-"}[c.Action] + " " + c.Key
+	}
+	return strings.Join(parts, ", ")
 }
