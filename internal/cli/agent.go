@@ -368,7 +368,7 @@ func runAgent(m *Meta, args []string) int {
 	logf := func(format string, args ...any) { logger.Printf(format, args...) }
 	a := agent.New(settings)
 	a.States, a.Dir, a.Logf = b.states, b.stateDir, logf
-	a.Observer = agentObserver{newObserver()}
+	a.Observer = agentObserver{newObserver(b.stateDir)}
 	a.Generator = agentGenerator{}
 	a.Restarter = &agentRestarter{m: m, b: b, logf: logf}
 	a.BootID = bootID
@@ -543,7 +543,7 @@ func runCheck(m *Meta, args []string) int {
 	}
 	entries, _ := journal.Read(journal.Path(b.stateDir))
 	boot, _ := bootID()
-	rep := agent.Check(context.Background(), st, agentObserver{newObserver()}, agentGenerator{}, entries, boot, time.Now())
+	rep := agent.Check(context.Background(), st, agentObserver{newObserver(b.stateDir)}, agentGenerator{}, entries, boot, time.Now())
 	if *textfile != "" {
 		if err := agent.WriteTextfile(*textfile, rep); err != nil {
 			fmt.Fprintf(m.Err, "Error: writing %s: %v\n", *textfile, err)
