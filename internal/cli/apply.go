@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -15,11 +16,12 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-multierror"
+	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/apply"
-	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/views"
 	"golang.org/x/term"
 )
 
@@ -51,10 +53,16 @@ Options:
   -inventory=FILE       GPU snapshot to use instead of NVML.
   -refresh-probes       Probe the engines again instead of using the cache.
   -lock-timeout=DUR     How long to wait for the state lock (default 0s).
+  -lock=false           Take no state lock (dangerous).
   -var NAME=VALUE       Set a variable (repeatable); see docs/language.md for
                         roofline.rfvars, *.auto.rfvars and ROOFLINE_VAR_NAME.
   -var-file=FILE        Read variable values from FILE (repeatable; in order
                         with -var).
+  -no-color             No terminal colours.
+  -input=false          Never prompt: without -auto-approve or a plan file,
+                        fail before planning. Also when stdin is not a
+                        terminal, or ROOFLINE_INPUT=0.
+  -compact-warnings     One line per warning.
 `,
 		Run: func(m *Meta, args []string) int { return runApply(m, args, false) },
 	})
@@ -72,10 +80,15 @@ Options:
   -target=server.NAME   Destroy only this server (repeatable).
   -parallelism=N        Stop at most N servers at once (default 10).
   -lock-timeout=DUR     How long to wait for the state lock (default 0s).
+  -lock=false           Take no state lock (dangerous).
   -var NAME=VALUE       Set a variable (repeatable); see docs/language.md for
                         roofline.rfvars, *.auto.rfvars and ROOFLINE_VAR_NAME.
   -var-file=FILE        Read variable values from FILE (repeatable; in order
                         with -var).
+  -no-color             No terminal colours.
+  -input=false          Never prompt: without -auto-approve, fail before
+                        planning. Also when stdin is not a terminal, or
+                        ROOFLINE_INPUT=0.
 `,
 		Run: func(m *Meta, args []string) int { return runApply(m, args, true) },
 	})
@@ -106,6 +119,16 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		unlock func()
 		ok     bool
 	)
+	if fs.NArg() == 0 && !o.autoApprove && (m.NoInput || !m.InTerminal) {
+		// Terraform's -input=false: approval cannot be asked, so fail
+		// before anything is planned or printed.
+		why := "stdin is not a terminal"
+		if m.NoInput {
+			why = "-input=false (or ROOFLINE_INPUT=0) forbids prompts"
+		}
+		fmt.Fprintf(m.Err, "Error: No way to ask for approval\n\n%s needs \"yes\" typed at a terminal, and %s. Nothing was planned or changed. Use -auto-approve, or save a plan with roofline plan -out=FILE, review it, and run roofline apply FILE.\n", name, why)
+		return ExitError
+	}
 	switch {
 	case fs.NArg() > 1:
 		return usageError(m, name, "apply takes at most one plan file")
@@ -114,7 +137,13 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	case fs.NArg() == 1:
 		p, b, st, unlock, ok = loadSavedPlan(m, &o, fs.Arg(0))
 	default:
+		var loadDiags hcl.Diagnostics
+		m.diagSink = &loadDiags
 		p, b, st, unlock, ok = makePlan(m, &o, mode, name)
+		m.diagSink = nil
+		if !ok {
+			printDiagsSplit(m, m.diagFiles, loadDiags)
+		}
 	}
 	if !ok {
 		return ExitError
@@ -123,8 +152,12 @@ func runApply(m *Meta, args []string, destroy bool) int {
 
 	j := p.ToJSON()
 	if fs.NArg() == 0 {
-		printDiags(m, &config.Config{Files: p.Files}, p.Diagnostics)
-		plan.RenderHuman(m.Out, j, m.colorize)
+		errs, warns := views.Split(p.Diagnostics)
+		views.WriteDiagnostics(m.Err, p.Files, errs, m.Color)
+		if !p.HasErrors() {
+			plan.RenderHuman(m.Out, j, m.colorize)
+		}
+		views.WriteWarnings(m.Out, p.Files, warns, m.CompactWarnings, m.Color)
 		if p.HasErrors() {
 			fmt.Fprintln(m.Err, "\nThe plan has errors: fix them and run apply again. Nothing was changed.")
 			return ExitError
@@ -173,6 +206,10 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		verb = "Destroy"
 	}
 	fmt.Fprintf(m.Out, "%s", m.colorize(fmt.Sprintf("\n[green][bold]%s complete![reset] Resources: %d added, %d changed, %d destroyed.\n", verb, add, change, del)))
+	if len(p.Targets) > 0 {
+		views.WriteWarnings(m.Out, nil, hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Applied changes may be incomplete",
+			Detail: "The plan was created with the -target option in effect, so some changes requested in the configuration may have been ignored and the output values may not be fully updated. Run roofline plan to verify that no other changes are pending."}}, m.CompactWarnings, m.Color)
+	}
 	return ExitOK
 }
 
@@ -337,6 +374,7 @@ func (u *applyUI) Begin(addr, verb string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.started[addr] = time.Now()
+	slog.Info("apply: begin", "server", addr, "step", verb)
 	u.clearLive()
 	fmt.Fprintf(u.m.Out, "%s: %s\n", u.m.colorize("[bold]"+addr+"[reset]"), verb)
 	u.drawLive()
@@ -375,6 +413,7 @@ func (u *applyUI) End(addr, verb string, elapsed time.Duration, detail string) {
 		}
 	}
 	delete(u.live, addr)
+	slog.Info("apply: end", "server", addr, "step", verb, "elapsed", elapsed, "detail", detail)
 	u.clearLive()
 	line := fmt.Sprintf("%s: %s after %s", u.m.colorize("[bold]"+addr+"[reset]"), verb, elapsed.Round(100*time.Millisecond))
 	if detail != "" {

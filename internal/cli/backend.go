@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -173,6 +174,10 @@ func (p prober) Probe(ctx context.Context, e *config.Engine) (*engine.Installed,
 
 // lock takes the state lock for op, waiting up to timeout.
 func (b *backend) lock(m *Meta, op string, timeout time.Duration) (unlock func(), ok bool) {
+	if m.NoLock {
+		slog.Warn("state lock skipped (-lock=false)", "operation", op)
+		return func() {}, true
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	id, err := b.states.Lock(ctx, state.NewLockInfo(op))

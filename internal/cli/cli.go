@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/suggest"
 	"github.com/spf13/pflag"
@@ -49,6 +50,22 @@ type Meta struct {
 	Chdir string
 	// VarArgs are the -var and -var-file values of the command, in order.
 	VarArgs []config.VarArg
+	// InAutomation (ROOFLINE_IN_AUTOMATION set): no "run this next" advice,
+	// as Terraform's TF_IN_AUTOMATION.
+	InAutomation bool
+	// NoInput (-input=false, or ROOFLINE_INPUT=0): never prompt; an
+	// operation that needs approval fails before it renders anything.
+	NoInput bool
+	// NoLock (-lock=false): this operation takes no state lock.
+	NoLock bool
+	// CompactWarnings (-compact-warnings): one line per warning.
+	CompactWarnings bool
+
+	// diagSink, when set, collects the configuration's load-time
+	// diagnostics instead of printing them: plan prints warnings after the
+	// plan, and -json puts every diagnostic in its output.
+	diagSink  *hcl.Diagnostics
+	diagFiles map[string]*hcl.File
 }
 
 // Command is one roofline subcommand. Commands register themselves in init()
@@ -81,12 +98,19 @@ const (
 	ExitError   = 1
 	ExitChanges = 2 // plan -detailed-exitcode
 	ExitFmt     = 3 // fmt -check found files to change (as Terraform)
+	// ExitPolicy: plan -fail-on found a change the policy forbids.
+	ExitPolicy = 4
 )
 
 // Main runs roofline with args (without the program name) and returns the exit code.
 func Main(args []string, streams Streams) int {
 	m := &Meta{Streams: streams}
 	noColor := os.Getenv("NO_COLOR") != ""
+	m.InAutomation = os.Getenv("ROOFLINE_IN_AUTOMATION") != ""
+	switch strings.ToLower(os.Getenv("ROOFLINE_INPUT")) {
+	case "0", "false":
+		m.NoInput = true
+	}
 
 	// Global flags come before the command, as in Terraform.
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
@@ -138,6 +162,22 @@ func Main(args []string, streams Streams) int {
 		fmt.Fprintf(m.Err, "Error: unknown command %q.%s\n\nRun \"roofline help\" for the list of commands.\n", args[0], suggest.DidYouMean(args[0], topLevelNames()))
 		return ExitError
 	}
+	if !cmd.Hidden && !cmd.RawArgs {
+		// Engines and proxies that roofline starts inherit the environment:
+		// they are hidden commands and never take these.
+		env, err := envArgs(cmd.Name)
+		if err != nil {
+			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			return ExitError
+		}
+		rest = append(env, rest...)
+	}
+	closeLog, err := setupLog(m, cmd.Name)
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return ExitError
+	}
+	defer closeLog()
 	for _, a := range rest {
 		if cmd.RawArgs || a == "--" {
 			break
@@ -188,6 +228,35 @@ func newFlags(name string) *pflag.FlagSet {
 // (-auto-approve, -json, -chdir=DIR) as well as GNU's double dash. It prints a
 // clear error and returns false on bad input.
 func parseFlags(m *Meta, fs *pflag.FlagSet, args []string) bool {
+	// Terraform's per-command automation flags, on every command.
+	var noColor, compact bool
+	input, lock := true, true
+	if fs.Lookup("no-color") == nil {
+		fs.BoolVar(&noColor, "no-color", false, "")
+	}
+	if fs.Lookup("input") == nil {
+		fs.BoolVar(&input, "input", true, "")
+	}
+	if fs.Lookup("compact-warnings") == nil {
+		fs.BoolVar(&compact, "compact-warnings", false, "")
+	}
+	if fs.Lookup("lock-timeout") != nil && fs.Lookup("lock") == nil {
+		fs.BoolVar(&lock, "lock", true, "")
+	}
+	defer func() {
+		if noColor {
+			m.Color = false
+		}
+		if !input {
+			m.NoInput = true
+		}
+		if !lock {
+			m.NoLock = true
+		}
+		if compact {
+			m.CompactWarnings = true
+		}
+	}()
 	norm := make([]string, 0, len(args))
 	for i, a := range args {
 		if a == "--" {

@@ -16,7 +16,12 @@ import (
 // -chdir) and prints its diagnostics. ok is false when there were errors.
 func loadConfig(m *Meta) (cfg *config.Config, ok bool) {
 	cfg, diags := config.LoadDirInputs(".", m.inputs())
-	if len(diags) > 0 {
+	if m.diagSink != nil {
+		*m.diagSink = append(*m.diagSink, diags...)
+		if cfg != nil {
+			m.diagFiles = cfg.Files
+		}
+	} else if len(diags) > 0 {
 		printDiags(m, cfg, diags)
 	}
 	return cfg, cfg != nil && !diags.HasErrors()

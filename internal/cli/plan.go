@@ -6,11 +6,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/portcheck"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/suggest"
+	"github.com/roofline/roofline/internal/views"
 	"github.com/spf13/pflag"
 )
 
@@ -46,10 +48,25 @@ Options:
   -review               Plan for code review (see above).
   -refresh-probes       Probe the engines again instead of using the cache.
   -lock-timeout=DUR     How long to wait for the state lock (default 0s).
+  -lock=false           Take no state lock (dangerous while an apply runs).
   -var NAME=VALUE       Set a variable (repeatable); see docs/language.md for
                         roofline.rfvars, *.auto.rfvars and ROOFLINE_VAR_NAME.
   -var-file=FILE        Read variable values from FILE (repeatable; in order
                         with -var).
+  -no-color             No terminal colours.
+  -input=false          Never prompt (plan never does; accepted for scripts).
+  -compact-warnings     One line per warning.
+  -parallelism=N        Accepted for scripts; plan's refresh is already fast.
+
+  Warnings follow the plan on stdout, merged when repeated and counted in
+  the summary line; errors go to stderr.
+
+Exit codes: 0 success; 1 error; with -detailed-exitcode, 2 when there are
+changes, or drift (a server gone or not healthy, also under -refresh-only).
+
+Environment: ROOFLINE_CLI_ARGS and ROOFLINE_CLI_ARGS_plan add arguments;
+ROOFLINE_IN_AUTOMATION drops the "run this next" advice; ROOFLINE_LOG
+(trace, debug, info, warn, error) and ROOFLINE_LOG_PATH write a debug log.
 `,
 		Run: runPlan,
 	})
@@ -77,9 +94,9 @@ func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
 	fs.BoolVar(&o.refreshOnly, "refresh-only", false, "")
 	fs.BoolVar(&o.refresh, "refresh-probes", false, "")
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", 0, "")
+	fs.IntVar(&o.parallelism, "parallelism", 10, "")
 	if apply {
 		fs.BoolVar(&o.autoApprove, "auto-approve", false, "")
-		fs.IntVar(&o.parallelism, "parallelism", 10, "")
 	} else {
 		fs.StringVar(&o.out, "out", "", "")
 		fs.BoolVar(&o.json, "json", false, "")
@@ -137,6 +154,12 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 	in.Mode, in.Targets, in.Replace = mode, targets, replaces
 	in.Review = o.review
 	p := plan.Make(in)
+	if m.diagSink != nil {
+		// Load-time warnings belong to the plan: after it for people, in
+		// it for machines.
+		p.Diagnostics = append(*m.diagSink, p.Diagnostics...)
+		*m.diagSink = nil
+	}
 	return p, b, st, unlock, true
 }
 
@@ -159,8 +182,18 @@ func runPlan(m *Meta, args []string) int {
 	case o.refreshOnly:
 		mode = plan.ModeRefreshOnly
 	}
+	var loadDiags hcl.Diagnostics
+	m.diagSink = &loadDiags
 	p, _, _, unlock, ok := makePlan(m, &o, mode, "plan")
+	m.diagSink = nil
 	if !ok {
+		// The configuration did not load (or the state is locked): its
+		// diagnostics are still the answer, as JSON under -json.
+		if o.json && len(loadDiags) > 0 {
+			_ = plan.WriteJSON(m.Out, (&plan.Plan{FormatVersion: plan.FormatVersion, Mode: mode, Files: m.diagFiles, Diagnostics: loadDiags}).ToJSON())
+		} else {
+			printDiagsSplit(m, m.diagFiles, loadDiags)
+		}
 		return ExitError
 	}
 	defer unlock()
@@ -168,14 +201,20 @@ func runPlan(m *Meta, args []string) int {
 	if o.json {
 		_ = plan.WriteJSON(m.Out, j)
 	} else {
-		printDiags(m, &config.Config{Files: p.Files}, p.Diagnostics)
+		errs, warns := views.Split(p.Diagnostics)
+		views.WriteDiagnostics(m.Err, p.Files, errs, m.Color)
 		if !p.HasErrors() {
 			plan.RenderHuman(m.Out, j, m.colorize)
 		}
+		views.WriteWarnings(m.Out, p.Files, warns, m.CompactWarnings, m.Color)
 	}
 	if p.HasErrors() {
 		if !o.json {
-			fmt.Fprintln(m.Err, "\nThe plan has errors: fix them and run roofline plan again. Nothing was changed.")
+			if m.InAutomation {
+				fmt.Fprintln(m.Err, "\nThe plan has errors. Nothing was changed.")
+			} else {
+				fmt.Fprintln(m.Err, "\nThe plan has errors: fix them and run roofline plan again. Nothing was changed.")
+			}
 		}
 		return ExitError
 	}
@@ -185,15 +224,26 @@ func runPlan(m *Meta, args []string) int {
 			return ExitError
 		}
 		if !o.json {
-			fmt.Fprintf(m.Out, "\nSaved the plan to: %s\n\nTo perform exactly these actions, run:\n    roofline apply %s\n", o.out, o.out)
+			fmt.Fprintf(m.Out, "\nSaved the plan to: %s\n", o.out)
+			if !m.InAutomation && !p.Review {
+				fmt.Fprintf(m.Out, "\nTo perform exactly these actions, run:\n    roofline apply %s\n", o.out)
+			}
 		}
-	} else if !o.json && p.HasChanges() {
+	} else if !o.json && p.HasChanges() && !m.InAutomation && !p.Review {
 		fmt.Fprintln(m.Out, "\nNote: you didn't use the -out option to save this plan, so roofline can't guarantee to take exactly these actions if you run \"roofline apply\" now.")
 	}
-	if o.detailed && p.HasChanges() {
+	if o.detailed && (p.HasChanges() || len(p.Drift) > 0) {
+		// Drift is a change: a scheduled drift check reads this code.
 		return ExitChanges
 	}
 	return ExitOK
+}
+
+// printDiagsSplit prints errors to stderr and warnings to stdout.
+func printDiagsSplit(m *Meta, files map[string]*hcl.File, diags hcl.Diagnostics) {
+	errs, warns := views.Split(diags)
+	views.WriteDiagnostics(m.Err, files, errs, m.Color)
+	views.WriteWarnings(m.Out, files, warns, m.CompactWarnings, m.Color)
 }
 
 // portChecker is the live port check.

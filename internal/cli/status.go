@@ -29,6 +29,9 @@ func init() {
 
 Options:
   -json   Print a JSON array.
+
+Exit codes: 0 every server runs and is healthy (or there are none); 1 error;
+2 a server is gone, failed or not healthy.
 ` + varsUsage,
 		Run: runStatus,
 	})
@@ -123,18 +126,27 @@ func runStatus(m *Meta, args []string) int {
 		}
 		rows = append(rows, r)
 	}
+	code := ExitOK
+	for _, r := range rows {
+		if !r.Running || (r.Healthy != nil && !*r.Healthy) || r.Status == state.StatusFailed {
+			code = ExitUnhealthy
+		}
+	}
 	if *jsonOut {
 		b, _ := json.MarshalIndent(rows, "", "  ")
 		fmt.Fprintln(m.Out, string(b))
-		return ExitOK
+		return code
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(m.Out, "No servers in the state. Run roofline apply to start the configured ones.")
 		return ExitOK
 	}
 	renderStatus(m, m.Out, rows)
-	return ExitOK
+	return code
 }
+
+// ExitUnhealthy: status found a server that is gone, failed or not healthy.
+const ExitUnhealthy = 2
 
 // gpuMemoryOf sums the GPU memory of the given pids over all GPUs.
 func gpuMemoryOf(snap *gpu.Snapshot, pids []int) uint64 {

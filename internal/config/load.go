@@ -9,6 +9,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 // maxFileSize bounds what the loader reads: a configuration is a few KiB, and
@@ -57,14 +59,8 @@ func LoadDirInputs(dir string, in Inputs) (*Config, hcl.Diagnostics) {
 			continue
 		}
 		path := filepath.Join(abs, e.Name())
-		info, err := os.Stat(path)
-		if err == nil && info.Size() > maxFileSize {
-			err = fmt.Errorf("file is %d bytes; a configuration file over %d bytes is not read", info.Size(), maxFileSize)
-		}
-		var src []byte
-		if err == nil {
-			src, err = os.ReadFile(path)
-		}
+		// Bounded, and a FIFO or device named *.hcl is refused, not waited on.
+		src, err := fsx.ReadFile(path, maxFileSize)
 		if err != nil {
 			return &Config{Dir: abs, Files: map[string]*hcl.File{}}, hcl.Diagnostics{{
 				Severity: hcl.DiagError,
@@ -125,6 +121,11 @@ func LoadInputs(dir string, names []string, srcs map[string][]byte, in Inputs) (
 		}
 		// Diagnostics name files by their path as given, which the snippet
 		// writer looks up in Files.
+		if ds := checkNesting(name, srcs[name]); ds.HasErrors() {
+			cfg.Files[name] = &hcl.File{Body: hcl.EmptyBody(), Bytes: srcs[name]}
+			diags = append(diags, ds...)
+			continue
+		}
 		f, ds := p.ParseHCL(srcs[name], name)
 		diags = append(diags, ds...)
 		if f != nil {

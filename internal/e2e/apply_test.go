@@ -236,6 +236,15 @@ func TestCrashShowsAsDriftAndIsRestarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, a.PID)
+	// A scheduled drift check reads the exit code: 2 on drift (status
+	// checks its own code against the rows, see env.status).
+	if st := e.status(); st["a"].Running {
+		t.Fatalf("status: a still running: %+v", st["a"])
+	}
+	ro := e.mustRun(2, "plan", "-refresh-only", "-detailed-exitcode")
+	if !strings.Contains(ro.stdout, "server.a: the process is gone") {
+		t.Fatalf("refresh-only:\n%s", ro)
+	}
 	plan := e.mustRun(2, "plan", "-detailed-exitcode")
 	if !strings.Contains(plan.stdout, "Objects have changed outside of roofline") || !strings.Contains(plan.stdout, "server.a: the process is gone") {
 		t.Fatalf("drift not shown:\n%s", plan)
@@ -247,6 +256,31 @@ func TestCrashShowsAsDriftAndIsRestarted(t *testing.T) {
 	if s := e.status()["a"]; !s.Running || s.PID == a.PID {
 		t.Fatalf("not restarted: %+v", s)
 	}
+}
+
+// TestHungServerIsDriftNotNoChanges stops (SIGSTOP) a running engine: its
+// health check times out, which plan reports as drift with exit 2 under
+// -detailed-exitcode, never "No changes", and status exits 2.
+func TestHungServerIsDriftNotNoChanges(t *testing.T) {
+	e := newEnv(t, twoServers)
+	e.mustRun(0, "apply", "-auto-approve")
+	e.mustRun(0, "plan", "-refresh-only", "-detailed-exitcode")
+	a := e.status()["a"]
+	if err := syscall.Kill(-a.PID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(-a.PID, syscall.SIGCONT)
+	if h := e.status()["a"].Healthy; h == nil || *h {
+		t.Fatalf("a stopped but not reported unhealthy")
+	}
+	p := e.mustRun(2, "plan", "-detailed-exitcode")
+	if strings.Contains(p.stdout, "No changes.") || !strings.Contains(p.stdout, "server.a: running but not healthy") ||
+		!strings.Contains(p.stdout, "No changes to apply, but the servers drifted.") {
+		t.Fatalf("plan:\n%s", p)
+	}
+	e.mustRun(0, "plan") // without -detailed-exitcode, drift is not an error
+	e.mustRun(2, "plan", "-refresh-only", "-detailed-exitcode")
+	syscall.Kill(-a.PID, syscall.SIGCONT)
 }
 
 func waitGone(t *testing.T, pid int) {

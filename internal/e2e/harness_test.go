@@ -156,14 +156,21 @@ type statusRow struct {
 
 func (e *env) status() map[string]statusRow {
 	e.t.Helper()
-	r := e.mustRun(0, "status", "-json")
+	r := e.run("status", "-json")
 	var rows []statusRow
 	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
 		e.t.Fatalf("status -json: %v\n%s", err, r.stdout)
 	}
 	out := map[string]statusRow{}
+	want := 0
 	for _, row := range rows {
 		out[row.Name] = row
+		if !row.Running || (row.Healthy != nil && !*row.Healthy) || row.Status == "failed" {
+			want = 2 // status's documented code for a server not healthy
+		}
+	}
+	if r.code != want {
+		e.t.Fatalf("status -json: want exit %d for these rows, got %s", want, r)
 	}
 	return out
 }

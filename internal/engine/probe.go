@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,6 +120,7 @@ func (x ExecRunner) Run(ctx context.Context, argv []string, env []string) ([]byt
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	slog.Debug("engine probe: running", "argv", argv)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	// A child the engine started may keep the pipes open after the engine
@@ -250,6 +252,7 @@ func Probe(ctx context.Context, e *config.Engine, self string, r Runner, cacheDi
 		path = filepath.Join(cacheDir, key.file())
 		if !refresh {
 			if inst := readProbe(path, key); inst != nil {
+				slog.Debug("engine probe: from the cache", "engine", e.Name, "version", inst.Version, "flags", len(inst.Flags.Flags), "cache", path)
 				return inst, nil
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -348,6 +349,7 @@ func WaitReady(ctx context.Context, t Target, timeout time.Duration, onPoll func
 		}
 		status, ready := pollHealth(ctx, client, t)
 		last = status
+		slog.Log(ctx, slog.LevelDebug-4, "health poll", "url", t.BaseURL, "status", status, "ready", ready, "elapsed", time.Since(start))
 		if onPoll != nil {
 			onPoll(time.Since(start), status)
 		}

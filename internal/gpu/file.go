@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 // maxSnapshotBytes bounds what the reader loads: a snapshot of 64 GPUs with
@@ -35,7 +37,7 @@ func (f *fileInventory) Snapshot(ctx context.Context) (*Snapshot, error) {
 // ReadSnapshotFile reads and checks a snapshot file. The snapshot's Source
 // becomes "file:<path>".
 func ReadSnapshotFile(path string) (*Snapshot, error) {
-	f, err := os.Open(path)
+	f, _, err := fsx.OpenRegular(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("GPU snapshot %s does not exist. Write one on the GPU host with `roofline gpu -json > %s`", path, path)

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 // Progress receives the bytes hashed so far and the total. Calls are
@@ -134,7 +136,7 @@ func hashFiles(dir string, files []fileEntry, progress Progress) ([]string, erro
 }
 
 func hashFile(p string, buf []byte, pr *progressMeter) (string, error) {
-	f, err := os.Open(p)
+	f, _, err := fsx.OpenRegular(p)
 	if err != nil {
 		return "", fmt.Errorf("hashing %s: %w", p, unwrapPath(err))
 	}
@@ -285,7 +287,7 @@ func unescapeName(s string) (string, error) {
 // the checksum file or the folder cannot be read; the differences are in the
 // result.
 func Verify(dir, checksumsFile string, progress Progress) (*VerifyResult, error) {
-	f, err := os.Open(checksumsFile)
+	f, _, err := fsx.OpenRegular(checksumsFile)
 	if err != nil {
 		return nil, fmt.Errorf("checksums %s: %w", checksumsFile, unwrapPath(err))
 	}

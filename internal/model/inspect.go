@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 // Files the air-gapped seed requires beside the weights.
@@ -142,6 +144,16 @@ func hasLMHead(ts []Tensor) bool {
 	return false
 }
 
+// Size caps of the JSON files read whole. A model folder comes from
+// elsewhere: a config.json linked to /dev/zero must not be read forever.
+// Real ones: config.json a few KiB, tokenizer_config.json up to a few MiB
+// (chat templates, added tokens), DeepSeek-V3's index 9 MB.
+const (
+	maxConfigBytes          = 4 << 20
+	MaxTokenizerConfigBytes = 64 << 20
+	maxIndexBytes           = 256 << 20
+)
+
 func unwrapPath(err error) error {
 	if pe, ok := err.(*fs.PathError); ok {
 		return pe.Err
@@ -208,7 +220,7 @@ func rel(dir, path string) string {
 }
 
 func (i *Info) readConfig(dir string) {
-	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	data, err := fsx.ReadFile(filepath.Join(dir, "config.json"), maxConfigBytes)
 	if err != nil {
 		i.add(SeverityError, "config.json", "cannot read config.json", unwrapPath(err).Error())
 		return
@@ -234,7 +246,7 @@ func (i *Info) checkChatTemplate(dir string, present map[string]bool) {
 	if present["chat_template.jinja"] || present["chat_template.json"] {
 		return
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json"))
+	data, err := fsx.ReadFile(filepath.Join(dir, "tokenizer_config.json"), MaxTokenizerConfigBytes)
 	if err != nil {
 		i.add(SeverityError, "tokenizer_config.json", "cannot read tokenizer_config.json", unwrapPath(err).Error())
 		return
@@ -253,7 +265,7 @@ func (i *Info) checkChatTemplate(dir string, present map[string]bool) {
 
 // readIndex reads the shard index.
 func readIndex(dir string) (*index, *Problem) {
-	data, err := os.ReadFile(filepath.Join(dir, IndexFile))
+	data, err := fsx.ReadFile(filepath.Join(dir, IndexFile), maxIndexBytes)
 	if err != nil {
 		return nil, &Problem{SeverityError, IndexFile, "cannot read " + IndexFile, unwrapPath(err).Error()}
 	}
@@ -417,7 +429,7 @@ func (i *Info) assemble(results []shardResult, dedupe bool) {
 // fstat fewer per shard), else from the file.
 func readShard(dir, name string, sizes map[string]int64, scratch []byte) shardResult {
 	res := shardResult{file: name}
-	f, err := os.Open(filepath.Join(dir, name))
+	f, _, err := fsx.OpenRegular(filepath.Join(dir, name))
 	if err != nil {
 		res.probs = append(res.probs, Problem{SeverityError, name, "cannot open " + name, unwrapPath(err).Error()})
 		return res

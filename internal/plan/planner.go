@@ -109,6 +109,10 @@ func Make(in *Inputs) *Plan {
 		p.Snapshot = in.Snapshot
 	}
 	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}}
+	if len(in.Targets) > 0 {
+		pl.diag(hcl.DiagWarning, nil, "Resource targeting is in effect",
+			"You are creating a plan with the -target option, which means that the result of this plan may not represent all of the changes requested by the current configuration.\n\nThe -target option is not for routine use, and is provided only for exceptional situations such as recovering from errors or mistakes.")
+	}
 	pl.drift()
 	if p.Mode == ModeRefreshOnly {
 		return p

@@ -132,6 +132,9 @@ func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 	if j.Mode == ModeRefreshOnly {
 		if len(j.ResourceDrift) == 0 {
 			fmt.Fprint(w, c("\n[green][bold]No changes.[reset][bold] Your servers still match the state.[reset]\n"))
+			if tail := warningTail(j); tail != "" {
+				fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(tail))
+			}
 		} else {
 			fmt.Fprintln(w, "This is a refresh-only plan: applying it records these changes in the state; it starts and stops nothing.")
 		}
@@ -143,10 +146,22 @@ func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 			changed++
 		}
 	}
+	if changed == 0 && len(j.ResourceDrift) > 0 {
+		// A server that runs but is not healthy is not "no changes": apply
+		// would leave it as it is, and someone must look at it.
+		fmt.Fprint(w, c("\n[yellow][bold]No changes to apply, but the servers drifted.[reset]\n\n"))
+		fmt.Fprintln(w, "apply does not restart a server that runs but fails its health check: read its log (roofline logs NAME, roofline diagnose NAME), or replace it with roofline apply -replace=server.NAME.")
+		renderVRAM(w, j, c)
+		fmt.Fprintf(w, "\n%s 0 to add, 0 to change, 0 to destroy; %d drifted.%s\n", c("[bold]Plan:[reset]"), len(j.ResourceDrift), warningTail(j))
+		return
+	}
 	if changed == 0 {
 		fmt.Fprint(w, c("\n[green][bold]No changes.[reset][bold] Your servers match the configuration.[reset]\n\n"))
 		fmt.Fprintln(w, "roofline found no differences, so no changes are needed.")
 		renderVRAM(w, j, c)
+		if tail := warningTail(j); tail != "" {
+			fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(tail))
+		}
 		return
 	}
 	fmt.Fprintln(w, "\nroofline used the selected engines and GPUs to generate the following execution plan.")
@@ -174,7 +189,25 @@ func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 		renderChange(w, ch, act, c)
 	}
 	renderVRAM(w, j, c)
-	fmt.Fprintf(w, "\n%s %d to add, %d to change, %d to destroy.\n", c("[bold]Plan:[reset]"), j.Summary["add"], j.Summary["change"], j.Summary["destroy"])
+	fmt.Fprintf(w, "\n%s %d to add, %d to change, %d to destroy.%s\n", c("[bold]Plan:[reset]"), j.Summary["add"], j.Summary["change"], j.Summary["destroy"], warningTail(j))
+}
+
+// warningTail counts the plan's warnings for the summary line; they are
+// printed after the plan.
+func warningTail(j *JSONPlan) string {
+	n := 0
+	for _, d := range j.Diagnostics {
+		if d.Severity == "warning" {
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return " 1 warning, shown below."
+	}
+	return fmt.Sprintf(" %d warnings, shown below.", n)
 }
 
 func actionColor(a Action) string {

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -226,6 +227,7 @@ func ReadStatus(path string) (*Status, error) {
 // and no request is in flight to any other backend (the old engine has
 // drained), or until timeout.
 func Switch(ctx context.Context, targetFile, statusFile, target string, timeout time.Duration) error {
+	slog.Info("proxy: switching", "target", target, "drain_timeout", timeout)
 	if err := WriteTarget(targetFile, target); err != nil {
 		return err
 	}

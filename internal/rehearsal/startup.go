@@ -2,11 +2,11 @@ package rehearsal
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/vram"
@@ -489,7 +489,7 @@ func (e *engineRun) serveOptions() ServeOptions {
 // toolFormatFromTemplate reads the tool-call format from the chat template
 // in tokenizer_config.json, as that is what the model was trained to write.
 func toolFormatFromTemplate(dir string) toolFormat {
-	raw, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json"))
+	raw, err := fsx.ReadFile(filepath.Join(dir, "tokenizer_config.json"), model.MaxTokenizerConfigBytes)
 	if err != nil {
 		return toolFormatNone
 	}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -341,6 +342,7 @@ func (d *Driver) Stop(ctx context.Context, h *driver.Handle, grace time.Duration
 }
 
 func (d *Driver) signal(obs *driver.Observed, sid int, sig syscall.Signal) {
+	slog.Info("signal", "signal", sig.String(), "session", sid, "pids", obs.PIDs, "group_alive", obs.Alive)
 	if obs.Alive {
 		_ = syscall.Kill(-sid, sig) // the group Start created
 	}
