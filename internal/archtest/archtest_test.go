@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"internal/driver/process":  {"internal/driver", "internal/state"},
 	"internal/driver/fake":     {"internal/driver", "internal/state"},
 	"internal/driver/docker":   {"internal/state"},
+	"internal/kube":            {"internal/config", "internal/engine"},
 	"internal/vram/fromodel":   {"internal/model", "internal/vram"},
 	"internal/model/modeltest": {"internal/model"},
 	"internal/gpu/gputest":     {"internal/gpu"},

@@ -28,6 +28,7 @@ type Config struct {
 	Engines   map[string]*Engine
 	Models    map[string]*Model
 	Servers   map[string]*Server
+	Clusters  map[string]*Cluster // cluster.go
 }
 
 // Roofline is the top-level settings block.
@@ -98,6 +99,13 @@ type Server struct {
 
 	GPUs []int
 	Port int
+
+	// On a Kubernetes cluster (cluster.go): the cluster block's name, the
+	// nodes one replica spans (an LWS group when above 1) and the replicas.
+	Cluster  string
+	Nodes    int
+	Replicas int
+
 	Host string // optional; rendered as --host when set
 
 	TensorParallel   int // default 1
