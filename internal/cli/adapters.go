@@ -19,10 +19,12 @@ import (
 type observer struct {
 	drivers *driver.Set
 	client  *http.Client
+	// stateDir holds the proxies' target files (where each proxy points).
+	stateDir string
 }
 
-func newObserver(drivers *driver.Set) *observer {
-	return &observer{drivers: drivers, client: &http.Client{Timeout: 2 * time.Second}}
+func newObserver(drivers *driver.Set, stateDir string) *observer {
+	return &observer{drivers: drivers, client: &http.Client{Timeout: 2 * time.Second}, stateDir: stateDir}
 }
 
 func (o *observer) Observe(ctx context.Context, s *state.Server) *plan.Observation {
@@ -61,6 +63,9 @@ func (o *observer) serving(ctx context.Context, s *state.Server, who string, pid
 		}
 	}
 	res := &plan.Observation{Alive: true, GPUPids: pids}
+	if s.Proxy != nil && o.stateDir != "" {
+		res.ProxyPort = apply.ProxyPort(o.stateDir, s.Name)
+	}
 	if s.Status == state.StatusReady {
 		port := s.Port
 		if s.BackendPort != 0 {
@@ -86,4 +91,3 @@ func (o *observer) serving(ctx context.Context, s *state.Server, who string, pid
 	}
 	return res
 }
-

@@ -75,4 +75,3 @@ func orProcess(name string) string {
 	}
 	return name
 }
-

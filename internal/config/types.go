@@ -28,6 +28,7 @@ type Config struct {
 	Engines   map[string]*Engine
 	Models    map[string]*Model
 	Servers   map[string]*Server
+	Clusters  map[string]*Cluster // cluster.go
 }
 
 // Roofline is the top-level settings block.
@@ -40,10 +41,10 @@ type Roofline struct {
 	// Relative to Config.Dir. The -inventory flag overrides it.
 	Inventory string
 
-	DeclRange hcl.Range
-	Ranges    Ranges
-	Sensitive Sensitive
-	Unknown   map[string]bool
+	DeclRange hcl.Range       `json:"-"`
+	Ranges    Ranges          `json:"-"`
+	Sensitive Sensitive       `json:"-"`
+	Unknown   map[string]bool `json:"-"`
 }
 
 // Engine is an inference engine install: a local command, a docker image or
@@ -62,13 +63,13 @@ type Engine struct {
 
 	Env map[string]string
 
-	DeclRange hcl.Range
-	Ranges    Ranges
+	DeclRange hcl.Range `json:"-"`
+	Ranges    Ranges    `json:"-"`
 	// Sensitive: the attributes whose values derive from a sensitive
 	// variable. Unknown: attributes whose values are not known (validate
 	// without inputs); they are absent from Ranges.
-	Sensitive Sensitive
-	Unknown   map[string]bool
+	Sensitive Sensitive       `json:"-"`
+	Unknown   map[string]bool `json:"-"`
 }
 
 // Addr is the engine's address as written in references: "engine.NAME".
@@ -81,10 +82,10 @@ type Model struct {
 	ServedName string // default: the block name
 	Checksums  string // optional sha256sum-format file, absolute after loading
 
-	DeclRange hcl.Range
-	Ranges    Ranges
-	Sensitive Sensitive
-	Unknown   map[string]bool
+	DeclRange hcl.Range       `json:"-"`
+	Ranges    Ranges          `json:"-"`
+	Sensitive Sensitive       `json:"-"`
+	Unknown   map[string]bool `json:"-"`
 }
 
 // Addr is "model.NAME".
@@ -98,6 +99,13 @@ type Server struct {
 
 	GPUs []int
 	Port int
+
+	// On a Kubernetes cluster (cluster.go): the cluster block's name, the
+	// nodes one replica spans (an LWS group when above 1) and the replicas.
+	Cluster  string
+	Nodes    int
+	Replicas int
+
 	Host string // optional; rendered as --host when set
 
 	TensorParallel   int // default 1
@@ -129,10 +137,10 @@ type Server struct {
 	Gate      *Gate // never nil after loading (defaults applied)
 	Lifecycle Lifecycle
 
-	DeclRange hcl.Range
-	Ranges    Ranges
-	Sensitive Sensitive
-	Unknown   map[string]bool
+	DeclRange hcl.Range       `json:"-"`
+	Ranges    Ranges          `json:"-"`
+	Sensitive Sensitive       `json:"-"`
+	Unknown   map[string]bool `json:"-"`
 }
 
 // Addr is "server.NAME".
@@ -144,8 +152,8 @@ type Gate struct {
 	SmokeToolcall bool
 	Bench         *Bench // nil: no benchmark gate
 
-	DeclRange hcl.Range
-	Ranges    Ranges
+	DeclRange hcl.Range `json:"-"`
+	Ranges    Ranges    `json:"-"`
 }
 
 // DefaultHealthTimeout is the seed's SERVE_TIMEOUT (900 s).
@@ -167,15 +175,23 @@ type Bench struct {
 	MaxITLP99                time.Duration
 	MaxFailedRequests        int // default 0: any failed request fails the gate
 
-	DeclRange hcl.Range
-	Ranges    Ranges
+	DeclRange hcl.Range `json:"-"`
+	Ranges    Ranges    `json:"-"`
 }
 
 // Lifecycle mirrors Terraform's lifecycle block.
 type Lifecycle struct {
 	CreateBeforeDestroy bool
-	DeclRange           hcl.Range
+	// DrainTimeout bounds how long a rollout waits, after the switch, for
+	// the old instance's requests to finish; then the old instance stops and
+	// what is still streaming is cut (and counted). Default 2m.
+	DrainTimeout time.Duration
+	DeclRange    hcl.Range `json:"-"`
+	Ranges       Ranges    `json:"-"`
 }
+
+// DefaultDrainTimeout is lifecycle's drain_timeout when it is not set.
+const DefaultDrainTimeout = 2 * time.Minute
 
 // Ranges maps an attribute name to the range of its value expression, so a
 // check about that attribute can point at it.
