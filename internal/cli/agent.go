@@ -191,7 +191,7 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	if len(targets) == 0 {
 		return outs
 	}
-	b := &backend{cfg: cfg, stateDir: r.b.stateDir, states: r.b.states, self: r.b.self}
+	b := &backend{cfg: cfg, stateDir: r.b.stateDir, states: r.b.states, self: r.b.self, drivers: r.b.drivers}
 	in := b.refresher("", false).Refresh(ctx, cfg, st)
 	in.Mode, in.Targets, in.Replace = plan.ModeNormal, targets, replace
 	p := plan.Make(in)
