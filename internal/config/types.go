@@ -28,6 +28,10 @@ type Config struct {
 	Engines   map[string]*Engine
 	Models    map[string]*Model
 	Servers   map[string]*Server
+
+	// secrets are the plain values of attributes and keys whose names say
+	// secret, and of sensitive paths (see Secrets).
+	secrets []string
 }
 
 // Roofline is the top-level settings block.
@@ -125,6 +129,12 @@ type Server struct {
 
 	ExtraArgs []string
 	Env       map[string]string
+	// EnvFromFile and EnvFromHost are host secrets: resolved only on the
+	// host, when apply starts the engine (KEY → absolute file path, whose
+	// content without the trailing newline is the value; KEY taken from
+	// roofline's own environment). Plans record where, never what.
+	EnvFromFile map[string]string
+	EnvFromHost []string
 
 	Gate      *Gate // never nil after loading (defaults applied)
 	Lifecycle Lifecycle

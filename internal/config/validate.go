@@ -18,7 +18,7 @@ const MemoryUtilizationWarn = 0.95
 // validate runs the checks that need the whole configuration but nothing
 // outside it: references, ports, GPU lists, value ranges.
 func validate(cfg *Config) hcl.Diagnostics {
-	var diags hcl.Diagnostics
+	diags := checkSecrets(cfg)
 	errorf := func(rng hcl.Range, summary, detail string, args ...any) {
 		r := rng
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(detail, args...), Subject: &r})
