@@ -47,13 +47,13 @@ type Spec struct {
 // Driver starts and stops processes. Small on purpose: the process driver
 // and the docker driver implement it, tests use a fake.
 type Driver interface {
-	Start(ctx context.Context, spec Spec) (*state.Process, error)
+	Start(ctx context.Context, spec Spec) (*state.Instance, error)
 	// Alive reports whether p is still the process that was started (pid,
 	// start time and boot id all match).
-	Alive(ctx context.Context, p *state.Process) bool
+	Alive(ctx context.Context, p *state.Instance) bool
 	// Stop ends p and its children: SIGTERM to the group, grace, SIGKILL.
 	// A process that is already gone is not an error.
-	Stop(ctx context.Context, p *state.Process, grace time.Duration) error
+	Stop(ctx context.Context, p *state.Instance, grace time.Duration) error
 }
 
 // Target is where a server answers.
@@ -238,15 +238,16 @@ func (a *Applier) refreshOnly(ctx context.Context, p *plan.Plan) error {
 	})
 }
 
-func hasProc(s *state.Server) bool { return s.PID != 0 || s.ContainerID != "" }
+func hasProc(s *state.Server) bool { return s.Running() }
 
 // ProcOf is the process identity recorded for a server.
-func ProcOf(s *state.Server) *state.Process {
-	return &state.Process{ContainerID: s.ContainerID, PID: s.PID, PGID: s.PGID, StartTime: s.StartTime, BootID: s.BootID, Cmdline: s.Cmdline, LogPath: s.LogPath}
+func ProcOf(s *state.Server) *state.Instance {
+	i := s.Instance.Clone()
+	return &i
 }
 
-func setProc(s *state.Server, p *state.Process) {
-	s.ContainerID, s.PID, s.PGID, s.StartTime, s.BootID, s.Cmdline = p.ContainerID, p.PID, p.PGID, p.StartTime, p.BootID, p.Cmdline
+func setProc(s *state.Server, p *state.Instance) {
+	s.Driver, s.ID, s.PID, s.Group, s.StartTime, s.BootID, s.Cmdline = p.Driver, p.ID, p.PID, p.Group, p.StartTime, p.BootID, p.Cmdline
 }
 
 // recoverDeposed handles servers whose create-before-destroy rollout was
@@ -312,7 +313,7 @@ func (a *Applier) destroy(ctx context.Context, c *plan.Change) error {
 		if keepProxy {
 			// The next instance reuses the proxy: keep a record that holds
 			// only it.
-			st.Set(&state.Server{Name: s.Name, Proxy: s.Proxy, Port: s.Port, Host: s.Host, Status: state.StatusStopping, Driver: s.Driver})
+			st.Set(&state.Server{Name: s.Name, Proxy: s.Proxy, Port: s.Port, Host: s.Host, Status: state.StatusStopping, Instance: state.Instance{Driver: s.Driver}})
 			return
 		}
 		st.Remove(c.Name)
@@ -435,9 +436,10 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	rec := &state.Server{
 		Name: d.Name, Engine: d.Engine, Model: d.Model,
 		Argv: argv, Env: d.Env, CommandLen: d.CommandLen,
-		GPUs: d.GPUs, Host: d.Host, Port: d.Port, Driver: d.Driver, Image: d.Image,
-		LogPath: logPath, Status: state.StatusStarting, CreatedAt: a.now().UTC(),
-		ConfigHash: d.ConfigHash, GateHash: d.GateHash, LaunchID: newLaunchID(), Predicted: d.Predicted,
+		GPUs: d.GPUs, Host: d.Host, Port: d.Port, Image: d.Image,
+		Instance: state.Instance{Driver: d.Driver, LogPath: logPath, LaunchID: newLaunchID()},
+		Status:   state.StatusStarting, CreatedAt: a.now().UTC(),
+		ConfigHash: d.ConfigHash, GateHash: d.GateHash, Predicted: d.Predicted,
 	}
 	if d.Proxy {
 		rec.BackendPort = enginePort
@@ -562,7 +564,7 @@ func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.De
 	launchID := newLaunchID()
 	if err := a.update(func(st *state.File) {
 		if s := st.Server(rec.Name); s != nil {
-			s.Proxy = &state.Process{LaunchID: launchID}
+			s.Proxy = &state.Instance{Driver: state.DriverProcess, LaunchID: launchID}
 		}
 	}); err != nil {
 		return err
@@ -598,7 +600,7 @@ func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.De
 
 // fail stops what this apply started for the server, restores the old
 // instance of a rollout, classifies the log and returns the explained error.
-func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Server, cbd bool, phase string, cause error, proc *state.Process) error {
+func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Server, cbd bool, phase string, cause error, proc *state.Instance) error {
 	if proc != nil {
 		_ = a.Driver.Stop(ctx, proc, a.StopGrace)
 	}
@@ -614,7 +616,7 @@ func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Serv
 		}
 		failed := rec.Clone()
 		failed.Status = state.StatusFailed
-		failed.PID, failed.PGID, failed.StartTime, failed.ContainerID = 0, 0, 0, ""
+		failed.Forget()
 		failed.Deposed = nil
 		st.Set(failed)
 	})

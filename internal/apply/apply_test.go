@@ -27,7 +27,7 @@ func newFakeDriver() *fakeDriver {
 	return &fakeDriver{next: 100, alive: map[int]bool{}, failFor: map[string]bool{}}
 }
 
-func (d *fakeDriver) Start(ctx context.Context, spec Spec) (*state.Process, error) {
+func (d *fakeDriver) Start(ctx context.Context, spec Spec) (*state.Instance, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.failFor[spec.Name] {
@@ -37,16 +37,16 @@ func (d *fakeDriver) Start(ctx context.Context, spec Spec) (*state.Process, erro
 	d.next++
 	d.alive[d.next] = true
 	d.events = append(d.events, fmt.Sprintf("start %s %d", spec.Name, d.next))
-	return &state.Process{PID: d.next, PGID: d.next, StartTime: 1, BootID: "b"}, nil
+	return &state.Instance{Driver: state.DriverProcess, ID: state.ProcessID(d.next), PID: d.next, Group: d.next, StartTime: 1, BootID: "b"}, nil
 }
 
-func (d *fakeDriver) Alive(ctx context.Context, p *state.Process) bool {
+func (d *fakeDriver) Alive(ctx context.Context, p *state.Instance) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return p != nil && d.alive[p.PID]
 }
 
-func (d *fakeDriver) Stop(ctx context.Context, p *state.Process, grace time.Duration) error {
+func (d *fakeDriver) Stop(ctx context.Context, p *state.Instance, grace time.Duration) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.alive[p.PID] {

@@ -22,19 +22,20 @@ var _ apply.Driver = procDriver{}
 
 func newProcDriver() procDriver { return procDriver{d: process.New()} }
 
-func (p procDriver) Start(ctx context.Context, spec apply.Spec) (*state.Process, error) {
+func (p procDriver) Start(ctx context.Context, spec apply.Spec) (*state.Instance, error) {
 	h, err := p.d.Start(ctx, driver.LaunchSpec{Name: spec.Name, Argv: spec.Argv, Env: spec.Env, Dir: spec.Dir, LogPath: spec.LogPath})
 	if err != nil {
 		return nil, err
 	}
-	return &state.Process{PID: h.PID, PGID: h.PGID, StartTime: h.StartTime, BootID: h.BootID, Cmdline: h.Cmdline, LogPath: h.LogPath}, nil
+	return &state.Instance{Driver: state.DriverProcess, ID: state.ProcessID(h.PID), PID: h.PID, Group: h.PGID, StartTime: h.StartTime,
+		BootID: h.BootID, Cmdline: h.Cmdline, LaunchID: spec.Env[apply.LaunchEnv], LogPath: h.LogPath}, nil
 }
 
-func handleOf(p *state.Process) *driver.Handle {
-	return &driver.Handle{PID: p.PID, PGID: p.PGID, StartTime: p.StartTime, BootID: p.BootID, Cmdline: p.Cmdline, LogPath: p.LogPath}
+func handleOf(p *state.Instance) *driver.Handle {
+	return &driver.Handle{PID: p.PID, PGID: p.Group, StartTime: p.StartTime, BootID: p.BootID, Cmdline: p.Cmdline, LogPath: p.LogPath}
 }
 
-func (p procDriver) Alive(ctx context.Context, proc *state.Process) bool {
+func (p procDriver) Alive(ctx context.Context, proc *state.Instance) bool {
 	if proc == nil || proc.PID <= 0 {
 		return false
 	}
@@ -42,7 +43,7 @@ func (p procDriver) Alive(ctx context.Context, proc *state.Process) bool {
 	return err == nil && o != nil && o.Alive
 }
 
-func (p procDriver) Stop(ctx context.Context, proc *state.Process, grace time.Duration) error {
+func (p procDriver) Stop(ctx context.Context, proc *state.Instance, grace time.Duration) error {
 	if proc == nil || proc.PID <= 0 {
 		return nil
 	}
@@ -61,7 +62,7 @@ func newObserver() *observer {
 }
 
 func (o *observer) Observe(ctx context.Context, s *state.Server) *plan.Observation {
-	if s.ContainerID != "" {
+	if s.Driver == state.DriverDocker {
 		return o.observeContainer(ctx, s)
 	}
 	if s.PID <= 0 {
@@ -153,7 +154,7 @@ func (o *observer) observeContainer(ctx context.Context, s *state.Server) *plan.
 		}
 		return &plan.Observation{Alive: false, Detail: detail}
 	}
-	id := s.ContainerID
+	id := s.ID
 	if len(id) > 12 {
 		id = id[:12]
 	}

@@ -30,7 +30,7 @@ func adopt(ctx context.Context, b *backend, st *state.File) (adopted []string, e
 	changed := false
 	for _, name := range st.Names() {
 		s := st.Servers[name]
-		if s.PID == 0 && s.ContainerID == "" && s.Status != state.StatusFailed {
+		if !s.Running() && s.Status != state.StatusFailed {
 			// A container's processes carry the launch id too: find it as
 			// the container, never as a bare process.
 			if s.Driver == state.DriverDocker {
@@ -49,7 +49,8 @@ func adopt(ctx context.Context, b *backend, st *state.File) (adopted []string, e
 		}
 		if p := s.Proxy; p != nil && p.PID == 0 {
 			if h := find(p.LaunchID); h != nil {
-				p.PID, p.PGID, p.StartTime, p.BootID, p.Cmdline = h.PID, h.PGID, h.StartTime, h.BootID, h.Cmdline
+				p.Driver, p.ID = state.DriverProcess, state.ProcessID(h.PID)
+				p.PID, p.Group, p.StartTime, p.BootID, p.Cmdline = h.PID, h.PGID, h.StartTime, h.BootID, h.Cmdline
 				adopted = append(adopted, fmt.Sprintf("server.%s proxy: pid %d", name, h.PID))
 				changed = true
 			}
@@ -77,6 +78,6 @@ func adoptContainer(ctx context.Context, s *state.Server) string {
 		return ""
 	}
 	p := docker.ProcessOf(cs[0], s.LogPath)
-	s.ContainerID, s.PID, s.StartTime, s.Cmdline = p.ContainerID, p.PID, p.StartTime, p.Cmdline
-	return fmt.Sprintf("server.%s: container %.12s", s.Name, p.ContainerID)
+	s.Driver, s.ID, s.PID, s.StartTime, s.Cmdline = p.Driver, p.ID, p.PID, p.StartTime, p.Cmdline
+	return fmt.Sprintf("server.%s: container %.12s", s.Name, p.ID)
 }

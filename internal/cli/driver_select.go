@@ -28,7 +28,7 @@ type routedDriver struct{ proc procDriver }
 
 var _ apply.Driver = routedDriver{}
 
-func (r routedDriver) Start(ctx context.Context, spec apply.Spec) (*state.Process, error) {
+func (r routedDriver) Start(ctx context.Context, spec apply.Spec) (*state.Instance, error) {
 	if spec.Image == "" {
 		return r.proc.Start(ctx, spec)
 	}
@@ -39,16 +39,16 @@ func (r routedDriver) Start(ctx context.Context, spec apply.Spec) (*state.Proces
 	return d.Start(ctx, dockerSpec(spec))
 }
 
-func (r routedDriver) Alive(ctx context.Context, p *state.Process) bool {
-	if p != nil && p.ContainerID != "" {
+func (r routedDriver) Alive(ctx context.Context, p *state.Instance) bool {
+	if p != nil && p.Driver == state.DriverDocker {
 		d, err := dockerDriver()
 		return err == nil && d.Alive(ctx, p)
 	}
 	return r.proc.Alive(ctx, p)
 }
 
-func (r routedDriver) Stop(ctx context.Context, p *state.Process, grace time.Duration) error {
-	if p != nil && p.ContainerID != "" {
+func (r routedDriver) Stop(ctx context.Context, p *state.Instance, grace time.Duration) error {
+	if p != nil && p.Driver == state.DriverDocker {
 		d, err := dockerDriver()
 		if err != nil {
 			return err
@@ -106,11 +106,11 @@ func dockerSpec(spec apply.Spec) docker.Spec {
 // container (a no-op for processes), so that a command reading s.LogPath
 // sees what the daemon has.
 func syncContainerLog(ctx context.Context, s *state.Server) {
-	if s == nil || s.ContainerID == "" {
+	if s == nil || s.Driver != state.DriverDocker || s.ID == "" {
 		return
 	}
 	if d, err := dockerDriver(); err == nil {
-		_ = d.SyncLog(ctx, s.ContainerID, s.LogPath)
+		_ = d.SyncLog(ctx, s.ID, s.LogPath)
 	}
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/textdiff"
 )
@@ -22,10 +24,13 @@ func init() {
 		Synopsis: "Rewrite configuration files to the canonical format",
 		Usage: `Usage: roofline [global options] fmt [options] [TARGET...]
 
-  Rewrites the *.hcl files of the current directory (or the given files and
-  directories) to the canonical layout: indentation, aligned equals signs.
-  It prints the name of each file it changed. A file with a syntax error is
-  reported and left as it is.
+  Rewrites the *.hcl and variable files (roofline.rfvars, *.auto.rfvars) of
+  the current directory (or the given files and directories) to the
+  canonical layout: indentation, aligned equals signs. It prints the name of
+  each file it changed. A file with a syntax error is reported and left as
+  it is. JSON files (*.hcl.json) and other tools' files (*.pkr.hcl, ...) are
+  left alone. TARGET "-" formats standard input to standard output, for an
+  editor's format-on-save.
 
 Options:
   -check       Change nothing; exit 3 when a file would change (as
@@ -53,6 +58,9 @@ func runFmt(m *Meta, args []string) int {
 		*write = false
 	}
 	targets := fl.Args()
+	if len(targets) == 1 && targets[0] == "-" {
+		return fmtStdin(m, *check, *diff)
+	}
 	if len(targets) == 0 {
 		targets = []string{"."}
 	}
@@ -64,7 +72,11 @@ func runFmt(m *Meta, args []string) int {
 			return ExitError
 		}
 		if !info.IsDir() {
-			files = append(files, t)
+			// Named explicitly: formatted unless it is JSON, which fmt
+			// leaves alone (as terraform fmt does .tf.json).
+			if !config.IsJSONFile(t) {
+				files = append(files, t)
+			}
 			continue
 		}
 		err = filepath.WalkDir(t, func(path string, d fs.DirEntry, err error) error {
@@ -77,7 +89,7 @@ func runFmt(m *Meta, args []string) int {
 				}
 				return nil
 			}
-			if strings.HasSuffix(path, ".hcl") {
+			if config.IsFormattable(d.Name()) {
 				files = append(files, path)
 			}
 			return nil
@@ -128,6 +140,37 @@ func runFmt(m *Meta, args []string) int {
 	case failed:
 		return ExitError
 	case *check && changed > 0:
+		return ExitFmt
+	}
+	return ExitOK
+}
+
+// fmtStdin formats standard input to standard output. With -check it
+// prints nothing and exits 3 when the input is not formatted; with -diff it
+// prints the diff instead of the text.
+func fmtStdin(m *Meta, check, diff bool) int {
+	src, err := io.ReadAll(io.LimitReader(m.In, 4<<20+1))
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: reading standard input: %v\n", err)
+		return ExitError
+	}
+	if len(src) > 4<<20 {
+		fmt.Fprintln(m.Err, "Error: standard input is over 4 MiB; a configuration file is a few KiB.")
+		return ExitError
+	}
+	if _, diags := hclsyntax.ParseConfig(src, "<stdin>", hcl.InitialPos); diags.HasErrors() {
+		w := hcl.NewDiagnosticTextWriter(m.Err, map[string]*hcl.File{"<stdin>": {Bytes: src}}, 100, m.Color)
+		_ = w.WriteDiagnostics(diags)
+		return ExitError
+	}
+	out := hclwrite.Format(src)
+	switch {
+	case diff:
+		fmt.Fprint(m.Out, textdiff.Unified("<stdin>", "<stdin>", string(src), string(out)))
+	case !check:
+		_, _ = m.Out.Write(out)
+	}
+	if check && !bytes.Equal(src, out) {
 		return ExitFmt
 	}
 	return ExitOK

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,5 +83,76 @@ func TestInputsEverywhere(t *testing.T) {
 	code, _, stderr = runMain(t, "-chdir="+dir, "status", "-var-file=nope.rfvars")
 	if code != ExitError || !strings.Contains(stderr, "Cannot read a variable file") {
 		t.Errorf("missing -var-file: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestFmtFiles: fmt - formats stdin to stdout; JSON and other tools' files
+// are left alone; variable files are formatted.
+func TestFmtFiles(t *testing.T) {
+	code, stdout, _ := runMainIn(t, "server \"x\" {\n engine=engine.a\n    port = 1\n}\n", "fmt", "-")
+	if code != ExitOK || stdout != "server \"x\" {\n  engine = engine.a\n  port   = 1\n}\n" {
+		t.Fatalf("fmt -: exit %d %q", code, stdout)
+	}
+	if code, stdout, _ := runMainIn(t, "a=1\n", "fmt", "-check", "-"); code != ExitFmt || stdout != "" {
+		t.Errorf("fmt -check -: exit %d %q", code, stdout)
+	}
+	if code, _, stderr := runMainIn(t, "a = \n", "fmt", "-"); code != ExitError || !strings.Contains(stderr, "<stdin> line 1") {
+		t.Errorf("fmt - with a syntax error: exit %d %s", code, stderr)
+	}
+	dir := t.TempDir()
+	jsonSrc := "{\"server\":{}}\n"
+	writeFile(t, filepath.Join(dir, "gen.hcl.json"), jsonSrc)
+	pkr := "source \"docker\" \"u\" {\n image=\"u\"\n}\n"
+	writeFile(t, filepath.Join(dir, "build.pkr.hcl"), pkr)
+	writeFile(t, filepath.Join(dir, "prod.auto.rfvars"), "host=\"a\"\n")
+	code, stdout, stderr := runMain(t, "-chdir="+dir, "fmt")
+	if code != ExitOK || strings.TrimSpace(stdout) != "prod.auto.rfvars" {
+		t.Fatalf("fmt: exit %d %q %s", code, stdout, stderr)
+	}
+	if code, stdout, _ := runMain(t, "-chdir="+dir, "fmt", "gen.hcl.json"); code != ExitOK || stdout != "" {
+		t.Errorf("fmt FILE.hcl.json: exit %d %q", code, stdout)
+	}
+	for name, want := range map[string]string{"gen.hcl.json": jsonSrc, "build.pkr.hcl": pkr, "prod.auto.rfvars": "host = \"a\"\n"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != want {
+			t.Errorf("%s = %q, want %q", name, b, want)
+		}
+	}
+}
+
+// TestJSONTwinPlans: a configuration generated as *.hcl.json plans the same
+// as its native twin.
+func TestJSONTwinPlans(t *testing.T) {
+	inv, _ := filepath.Abs("../../examples/rehearsal/gpus.json")
+	plan := func(name, src string) map[string]any {
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, name), src)
+		code, stdout, stderr := runMain(t, "-chdir="+dir, "plan", "-review", "-inventory="+inv, "-json")
+		if code != ExitOK {
+			t.Fatalf("%s: plan exit %d\n%s", name, code, stderr)
+		}
+		var out map[string]any
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	native, err := os.ReadFile("../../examples/single-gpu-vllm/main.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin, err := os.ReadFile("testdata/json-twin/main.hcl.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := plan("main.hcl", string(native)), plan("main.hcl.json", string(twin))
+	for _, key := range []string{"resource_changes", "summary", "applyable"} {
+		ja, _ := json.Marshal(a[key])
+		jb, _ := json.Marshal(b[key])
+		if string(ja) != string(jb) {
+			t.Errorf("%s differs:\nnative: %s\njson:   %s", key, ja, jb)
+		}
+		if string(ja) == "null" {
+			t.Errorf("plan -json has no %s", key)
+		}
 	}
 }

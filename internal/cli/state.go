@@ -297,15 +297,15 @@ func writeServer(m *Meta, s *state.Server) {
 	row("driver", s.Driver)
 	switch s.Driver {
 	case state.DriverDocker:
-		row("container", s.ContainerID)
+		row("container", s.ID)
 	default:
 		if s.PID > 0 {
-			row("pid", fmt.Sprintf("%d (process group %d, start time %d, boot %s)", s.PID, s.PGID, s.StartTime, orNone(s.BootID)))
+			row("pid", fmt.Sprintf("%d (process group %d, start time %d, boot %s)", s.PID, s.Group, s.StartTime, orNone(s.BootID)))
 		}
 	}
 	row("log", s.LogPath)
 	if p := s.Proxy; p != nil {
-		row("proxy", fmt.Sprintf("pid %d (process group %d, start time %d), log %s", p.PID, p.PGID, p.StartTime, orNone(p.LogPath)))
+		row("proxy", fmt.Sprintf("pid %d (process group %d, start time %d), log %s", p.PID, p.Group, p.StartTime, orNone(p.LogPath)))
 	}
 	row("launch id", s.LaunchID)
 	if !s.CreatedAt.IsZero() {
@@ -493,8 +493,8 @@ func runStateRm(m *Meta, args []string) int {
 // forgottenHint says how to find and stop a forgotten server by hand.
 func forgottenHint(s *state.Server) string {
 	switch {
-	case s.Driver == state.DriverDocker && s.ContainerID != "":
-		return fmt.Sprintf("Container %s on port %d. To stop it: docker stop %s", s.ContainerID, s.Port, s.ContainerID)
+	case s.Driver == state.DriverDocker && s.ID != "":
+		return fmt.Sprintf("Container %s on port %d. To stop it: docker stop %s", s.ID, s.Port, s.ID)
 	case s.PID > 0:
 		port := s.Port
 		if s.BackendPort > 0 {
@@ -525,6 +525,6 @@ func processHint(h *driver.Handle, port int) string {
 	return fmt.Sprintf("Still running: pid %d (process group %d) on port %d. %s", h.PID, pg, port, stop)
 }
 
-func procHandle(p *state.Process) *driver.Handle {
-	return &driver.Handle{PID: p.PID, PGID: p.PGID, StartTime: p.StartTime, BootID: p.BootID, Cmdline: p.Cmdline, LogPath: p.LogPath}
+func procHandle(p *state.Instance) *driver.Handle {
+	return &driver.Handle{PID: p.PID, PGID: p.Group, StartTime: p.StartTime, BootID: p.BootID, Cmdline: p.Cmdline, LogPath: p.LogPath}
 }

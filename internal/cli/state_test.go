@@ -120,18 +120,18 @@ func TestStateRm(t *testing.T) {
 	sm := state.NewFilesystem(dir)
 	f := state.NewFile()
 	mk := func(name string, port int) *state.Server {
-		return &state.Server{Name: name, Driver: state.DriverProcess, Status: state.StatusReady, Port: port, Argv: []string{"/bin/sleep", "300"}}
+		return &state.Server{Name: name, Instance: state.Instance{Driver: state.DriverProcess}, Status: state.StatusReady, Port: port, Argv: []string{"/bin/sleep", "300"}}
 	}
 	live := mk("live", 8000)
 	h.Record(live)
 	dead := mk("dead", 8001)
-	dead.PID, dead.PGID, dead.StartTime, dead.BootID = 1<<30, 1<<30, 1, h.BootID // a pid no kernel hands out
+	dead.ID, dead.PID, dead.Group, dead.StartTime, dead.BootID = state.ProcessID(1<<30), 1<<30, 1<<30, 1, h.BootID // a pid no kernel hands out
 	keep := mk("keep", 8002)
 	docker := mk("box", 8003)
-	docker.Driver, docker.ContainerID = state.DriverDocker, "c0ffee"
+	docker.Driver, docker.ID = state.DriverDocker, "c0ffee"
 	dead.Deposed = mk("dead", 8001)
-	dead.Deposed.PID, dead.Deposed.PGID, dead.Deposed.StartTime, dead.Deposed.BootID = h.PID, h.PGID, h.StartTime, h.BootID
-	live.Proxy = &state.Process{PID: 1<<30 - 1, PGID: 1<<30 - 1, StartTime: 5, BootID: h.BootID}
+	dead.Deposed.ID, dead.Deposed.PID, dead.Deposed.Group, dead.Deposed.StartTime, dead.Deposed.BootID = state.ProcessID(h.PID), h.PID, h.PGID, h.StartTime, h.BootID
+	live.Proxy = &state.Instance{Driver: state.DriverProcess, ID: state.ProcessID(1<<30 - 1), PID: 1<<30 - 1, Group: 1<<30 - 1, StartTime: 5, BootID: h.BootID}
 	for _, s := range []*state.Server{live, dead, keep, docker} {
 		f.Set(s)
 	}

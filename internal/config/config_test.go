@@ -17,8 +17,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// markerRE finds "# ERROR: summary" / "# WARNING: summary" on a fixture line.
-var markerRE = regexp.MustCompile(`#\s*(ERROR|WARNING):\s*(.+?)\s*$`)
+// markerRE finds "# ERROR: summary" / "# WARNING: summary" on a fixture
+// line, or in JSON fixtures a comment property "//": "ERROR: summary".
+var markerRE = regexp.MustCompile(`(?:#|"//":\s*")\s*(ERROR|WARNING):\s*(.+?)\s*"?,?\s*$`)
 
 type want struct {
 	line     int
@@ -75,6 +76,8 @@ func sortWants(w []want) {
 func TestFixtures(t *testing.T) {
 	for _, dir := range []string{"valid", "invalid", "warning"} {
 		files, _ := filepath.Glob(filepath.Join("testdata", dir, "*.hcl"))
+		jsonFiles, _ := filepath.Glob(filepath.Join("testdata", dir, "*.hcl.json"))
+		files = append(files, jsonFiles...)
 		if len(files) == 0 {
 			t.Fatalf("no fixtures in %s", dir)
 		}
@@ -108,6 +111,9 @@ func TestFixtures(t *testing.T) {
 				w := hcl.NewDiagnosticTextWriter(&buf, cfg.Files, 100, false)
 				_ = w.WriteDiagnostics(diags)
 				golden := strings.TrimSuffix(path, ".hcl") + ".golden"
+				if strings.HasSuffix(path, ".json") {
+					golden = strings.TrimSuffix(path, ".hcl.json") + ".json.golden"
+				}
 				if *update {
 					if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
 						t.Fatal(err)

@@ -2,12 +2,12 @@ package config
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -124,16 +124,9 @@ func (d *decoder) collectInputs(in Inputs, autoFiles map[string][]byte) []varSou
 	return out
 }
 
-func readBounded(path string) ([]byte, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if info.Size() > maxFileSize {
-		return nil, fmt.Errorf("file is %d bytes; a file over %d bytes is not read", info.Size(), maxFileSize)
-	}
-	return os.ReadFile(path)
-}
+// readBounded reads a -var-file with the configuration's size cap; a FIFO
+// or device is refused rather than waited on.
+func readBounded(path string) ([]byte, error) { return fsx.ReadFile(path, maxFileSize) }
 
 // varFile parses a variable file: NAME = VALUE lines in HCL, or a JSON
 // object when the name ends in .json. Values are constants: no variables
@@ -142,6 +135,10 @@ func (d *decoder) varFile(name string, src []byte) []varSource {
 	p := hclparse.NewParser()
 	var f *hcl.File
 	var ds hcl.Diagnostics
+	if ds := checkNesting(name, src); ds.HasErrors() {
+		d.add(ds)
+		return nil
+	}
 	if strings.HasSuffix(name, ".json") {
 		f, ds = p.ParseJSON(src, name)
 	} else {

@@ -17,7 +17,7 @@ import (
 // a huge file is a mistake (a model path given as -chdir, say).
 const maxFileSize = 4 << 20
 
-// LoadDir reads every *.hcl file of dir into one Config, decodes and validates
+// LoadDir reads every *.hcl and *.hcl.json file of dir into one Config, decodes and validates
 // it. It returns every diagnostic found, not only the first; the Config is
 // returned even with errors (as complete as the input allows) so callers can
 // keep checking, but it must not be acted on when diags.HasErrors().
@@ -53,9 +53,16 @@ func LoadDirInputs(dir string, in Inputs) (*Config, hcl.Diagnostics) {
 		}}
 	}
 	srcs := map[string][]byte{}
-	var names []string
+	var names, skipped []string
 	for _, e := range entries {
-		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || !(strings.HasSuffix(e.Name(), ".hcl") || isVarFile(e.Name())) {
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if tool := OtherTool(e.Name()); tool != "" {
+			skipped = append(skipped, fmt.Sprintf("%s (%s)", e.Name(), tool))
+			continue
+		}
+		if !IsConfigFile(e.Name()) && !isVarFile(e.Name()) {
 			continue
 		}
 		path := filepath.Join(abs, e.Name())
@@ -82,10 +89,15 @@ func LoadDirInputs(dir string, in Inputs) (*Config, hcl.Diagnostics) {
 		return &Config{Dir: abs, Files: map[string]*hcl.File{}}, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "No configuration files",
-			Detail:   fmt.Sprintf("The directory %s has no *.hcl files. Write one (see examples/ and docs/language.md), or pass -chdir=DIR.", abs),
+			Detail:   fmt.Sprintf("The directory %s has no *.hcl or *.hcl.json files. Write one (see examples/ and docs/language.md), or pass -chdir=DIR.", abs),
 		}}
 	}
-	return LoadInputs(abs, names, srcs, in)
+	cfg, diags := LoadInputs(abs, names, srcs, in)
+	if len(skipped) > 0 {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Files of other tools skipped",
+			Detail: fmt.Sprintf("roofline read none of: %s. Their names end in another tool's suffix; roofline's files are *.hcl and *.hcl.json (see docs/language.md). Rename a file if it is roofline's.", strings.Join(skipped, ", "))})
+	}
+	return cfg, diags
 }
 
 // Load decodes the named sources (file name → bytes) as one configuration
@@ -126,7 +138,13 @@ func LoadInputs(dir string, names []string, srcs map[string][]byte, in Inputs) (
 			diags = append(diags, ds...)
 			continue
 		}
-		f, ds := p.ParseHCL(srcs[name], name)
+		var f *hcl.File
+		var ds hcl.Diagnostics
+		if IsJSONFile(name) {
+			f, ds = p.ParseJSON(srcs[name], name)
+		} else {
+			f, ds = p.ParseHCL(srcs[name], name)
+		}
 		diags = append(diags, ds...)
 		if f != nil {
 			cfg.Files[name] = f

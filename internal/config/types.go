@@ -44,10 +44,10 @@ type Roofline struct {
 	// Relative to Config.Dir. The -inventory flag overrides it.
 	Inventory string
 
-	DeclRange hcl.Range
-	Ranges    Ranges
-	Sensitive Sensitive
-	Unknown   map[string]bool
+	DeclRange hcl.Range       `json:"-"`
+	Ranges    Ranges          `json:"-"`
+	Sensitive Sensitive       `json:"-"`
+	Unknown   map[string]bool `json:"-"`
 }
 
 // Engine is an inference engine install: a local command, a docker image or
@@ -66,13 +66,13 @@ type Engine struct {
 
 	Env map[string]string
 
-	DeclRange hcl.Range
-	Ranges    Ranges
+	DeclRange hcl.Range `json:"-"`
+	Ranges    Ranges    `json:"-"`
 	// Sensitive: the attributes whose values derive from a sensitive
 	// variable. Unknown: attributes whose values are not known (validate
 	// without inputs); they are absent from Ranges.
-	Sensitive Sensitive
-	Unknown   map[string]bool
+	Sensitive Sensitive       `json:"-"`
+	Unknown   map[string]bool `json:"-"`
 }
 
 // Addr is the engine's address as written in references: "engine.NAME".
@@ -85,10 +85,10 @@ type Model struct {
 	ServedName string // default: the block name
 	Checksums  string // optional sha256sum-format file, absolute after loading
 
-	DeclRange hcl.Range
-	Ranges    Ranges
-	Sensitive Sensitive
-	Unknown   map[string]bool
+	DeclRange hcl.Range       `json:"-"`
+	Ranges    Ranges          `json:"-"`
+	Sensitive Sensitive       `json:"-"`
+	Unknown   map[string]bool `json:"-"`
 }
 
 // Addr is "model.NAME".
@@ -139,10 +139,10 @@ type Server struct {
 	Gate      *Gate // never nil after loading (defaults applied)
 	Lifecycle Lifecycle
 
-	DeclRange hcl.Range
-	Ranges    Ranges
-	Sensitive Sensitive
-	Unknown   map[string]bool
+	DeclRange hcl.Range       `json:"-"`
+	Ranges    Ranges          `json:"-"`
+	Sensitive Sensitive       `json:"-"`
+	Unknown   map[string]bool `json:"-"`
 }
 
 // Addr is "server.NAME".
@@ -154,8 +154,8 @@ type Gate struct {
 	SmokeToolcall bool
 	Bench         *Bench // nil: no benchmark gate
 
-	DeclRange hcl.Range
-	Ranges    Ranges
+	DeclRange hcl.Range `json:"-"`
+	Ranges    Ranges    `json:"-"`
 }
 
 // DefaultHealthTimeout is the seed's SERVE_TIMEOUT (900 s).
@@ -177,14 +177,14 @@ type Bench struct {
 	MaxITLP99                time.Duration
 	MaxFailedRequests        int // default 0: any failed request fails the gate
 
-	DeclRange hcl.Range
-	Ranges    Ranges
+	DeclRange hcl.Range `json:"-"`
+	Ranges    Ranges    `json:"-"`
 }
 
 // Lifecycle mirrors Terraform's lifecycle block.
 type Lifecycle struct {
 	CreateBeforeDestroy bool
-	DeclRange           hcl.Range
+	DeclRange           hcl.Range `json:"-"`
 }
 
 // Ranges maps an attribute name to the range of its value expression, so a

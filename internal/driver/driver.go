@@ -85,14 +85,15 @@ func HandleOf(s *state.Server) *Handle {
 		return nil
 	}
 	return &Handle{
-		PID: s.PID, PGID: s.PGID, StartTime: s.StartTime, BootID: s.BootID,
+		PID: s.PID, PGID: s.Group, StartTime: s.StartTime, BootID: s.BootID,
 		Cmdline: slices.Clone(s.Cmdline), LogPath: s.LogPath,
 	}
 }
 
 // Record writes h into s.
 func (h *Handle) Record(s *state.Server) {
-	s.PID, s.PGID, s.StartTime, s.BootID = h.PID, h.PGID, h.StartTime, h.BootID
+	s.Driver, s.ID = state.DriverProcess, state.ProcessID(h.PID)
+	s.PID, s.Group, s.StartTime, s.BootID = h.PID, h.PGID, h.StartTime, h.BootID
 	s.Cmdline = slices.Clone(h.Cmdline)
 	s.LogPath = h.LogPath
 }

@@ -158,8 +158,8 @@ func TestDockerLifecycle(t *testing.T) {
 	st := de.state(t)
 	s := st.Servers["q"]
 	switch {
-	case s.ContainerID != first.ID || s.Driver != state.DriverDocker:
-		t.Fatalf("state records %s (%s), the daemon runs %s", s.ContainerID, s.Driver, first.ID)
+	case s.ID != first.ID || s.Driver != state.DriverDocker:
+		t.Fatalf("state records %s (%s), the daemon runs %s", s.ID, s.Driver, first.ID)
 	case first.Config.Image != de.imgs["VLLM_0_8_5"]:
 		t.Errorf("container runs %s, want the pinned %s", first.Config.Image, de.imgs["VLLM_0_8_5"])
 	case first.Config.Labels[docker.LabelConfigHash] != s.ConfigHash || first.Config.Labels[docker.LabelLineage] != st.Lineage ||
@@ -322,9 +322,9 @@ func TestDockerKill9DuringApply(t *testing.T) {
 		}
 		tracked := map[string]bool{}
 		for _, s := range de.state(t).Servers {
-			tracked[s.ContainerID] = true
+			tracked[s.ID] = true
 			if s.Deposed != nil {
-				tracked[s.Deposed.ContainerID] = true
+				tracked[s.Deposed.ID] = true
 			}
 		}
 		for _, ct := range de.containers(t) {
@@ -348,7 +348,7 @@ func TestDockerAdoptsUnrecordedContainer(t *testing.T) {
 	fs := state.NewFilesystem(filepath.Join(e.dir, ".roofline"))
 	st := de.state(t)
 	s := st.Servers["q"]
-	s.ContainerID, s.PID, s.StartTime, s.Cmdline, s.Status = "", 0, 0, nil, state.StatusStarting
+	s.ID, s.PID, s.StartTime, s.Cmdline, s.Status = "", 0, 0, nil, state.StatusStarting
 	if err := fs.Write(st); err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +356,7 @@ func TestDockerAdoptsUnrecordedContainer(t *testing.T) {
 	if !strings.Contains(plan.stderr, "recorded them: server.q: container "+ct.ID[:12]) {
 		t.Fatalf("plan did not adopt the container:\n%s", plan)
 	}
-	if got := de.state(t).Servers["q"].ContainerID; got != ct.ID {
+	if got := de.state(t).Servers["q"].ID; got != ct.ID {
 		t.Fatalf("state records container %q after adoption, want %s", got, ct.ID[:12])
 	}
 	e.mustRun(0, "apply", "-auto-approve")

@@ -138,7 +138,7 @@ func stateFrom(p *Plan) (*state.File, map[string]*Observation) {
 		d := c.After
 		pid++
 		st.Set(&state.Server{Name: d.Name, Engine: d.Engine, Model: d.Model, Argv: d.Argv, Env: d.Env, CommandLen: d.CommandLen,
-			GPUs: d.GPUs, Host: d.Host, Port: d.Port, Driver: d.Driver, PID: pid, Status: state.StatusReady,
+			GPUs: d.GPUs, Host: d.Host, Port: d.Port, Instance: state.Instance{Driver: d.Driver, ID: state.ProcessID(pid), PID: pid}, Status: state.StatusReady,
 			ConfigHash: d.ConfigHash, GateHash: d.GateHash, Predicted: d.Predicted})
 		obs[d.Name] = &Observation{Alive: true, GPUPids: []int{pid}}
 	}

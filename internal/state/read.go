@@ -64,8 +64,8 @@ func readLimited(path string) ([]byte, error) {
 }
 
 // Decode parses a state from its JSON. It reads format_version first and
-// only then decodes the rest with the reader for that version (there is one
-// version so far); unknown fields, trailing data and inconsistent records
+// only then decodes the rest with the reader for that version (format 1 is
+// upgraded to the current one); unknown fields, trailing data and inconsistent records
 // are errors, never silently dropped. (Trailing data is caught by the sniff,
 // which parses the whole input.)
 func Decode(data []byte) (*File, error) {
@@ -96,21 +96,31 @@ func Decode(data []byte) (*File, error) {
 	case v < 1:
 		return nil, fmt.Errorf("format_version %d is not a valid version", v)
 	}
-	return decodeV1(data)
+	var f *File
+	var err error
+	if v == 1 {
+		f, err = decodeV1(data)
+	} else {
+		f, err = decodeCurrent(data)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if f.Servers == nil {
+		f.Servers = map[string]*Server{}
+	}
+	if err := validate(f); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
-func decodeV1(data []byte) (*File, error) {
+func decodeCurrent(data []byte) (*File, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var f File
 	if err := dec.Decode(&f); err != nil {
 		return nil, jsonError(data, err)
-	}
-	if f.Servers == nil {
-		f.Servers = map[string]*Server{}
-	}
-	if err := validate(&f); err != nil {
-		return nil, err
 	}
 	return &f, nil
 }
@@ -208,16 +218,20 @@ func validateServer(s *Server, where string) error {
 		return fmt.Errorf("%s: port %d is not a TCP port", where, s.Port)
 	case s.BackendPort < 0 || s.BackendPort > 65535:
 		return fmt.Errorf("%s: backend_port %d is not a TCP port", where, s.BackendPort)
-	case s.PID < 0 || s.PGID < 0:
-		return fmt.Errorf("%s: pid and pgid cannot be negative", where)
-	case s.Proxy != nil && (s.Proxy.PID < 0 || s.Proxy.PGID < 0):
-		return fmt.Errorf("%s.proxy: pid and pgid cannot be negative", where)
 	case s.CommandLen < 0:
 		return fmt.Errorf("%s: command_len %d is negative", where, s.CommandLen)
 	case !knownStatus[s.Status]:
 		return fmt.Errorf("%s: status %q is not one of starting, ready, failed, stopping", where, s.Status)
-	case !knownDriver[s.Driver]:
-		return fmt.Errorf("%s: driver %q is not one of process, docker", where, s.Driver)
+	case s.Driver == "":
+		return fmt.Errorf("%s: driver is empty", where)
+	}
+	if err := validateInstance(&s.Instance, where+".instance"); err != nil {
+		return err
+	}
+	if s.Proxy != nil {
+		if err := validateInstance(s.Proxy, where+".proxy"); err != nil {
+			return err
+		}
 	}
 	for _, g := range s.GPUs {
 		if g < 0 {

@@ -3,8 +3,10 @@ package state_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -135,7 +137,7 @@ func TestDecodeErrors(t *testing.T) {
 		"version fraction":   {`{"format_version":1.5}`, "not a whole number"},
 		"version zero":       {`{"format_version":0}`, "not a valid version"},
 		"version huge":       {`{"format_version":1e40}`, "not a whole number"},
-		"newer":              {`{"format_version":2,"roofline_version":"9.9.9","anything":[]}`, "state written by a newer roofline"},
+		"newer":              {fmt.Sprintf(`{"format_version":%d,"roofline_version":"9.9.9","anything":[]}`, state.CurrentFormat+1), "state written by a newer roofline"},
 		"trailing data":      {goodState + `{"x":1}`, "line 1, column 82: invalid character '{' after top-level value"},
 		"trailing garbage":   {goodState + ` xx`, "after top-level value"},
 		"unknown field":      {`{"format_version":1,"serial":1,"lineage":"L","servers":{},"extra":1}`, `unknown field "extra"`},
@@ -161,6 +163,39 @@ func TestDecodeErrors(t *testing.T) {
 		"proxy negative pid": {withServer(`,"proxy":{"pid":-1,"pgid":1,"start_time":1,"boot_id":"b"}`), "proxy: pid"},
 		"bad backend port":   {withServer(`,"backend_port":65536`), "backend_port 65536"},
 		"servers not object": {`{"format_version":1,"serial":1,"lineage":"L","servers":[]}`, "servers cannot hold array"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			f, err := state.Decode([]byte(tc.in))
+			if err == nil {
+				t.Fatalf("Decode succeeded with %+v; want an error containing %q", f, tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q does not contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestDecodeErrorsV2: the current format's identity is checked as format 1's
+// was.
+func TestDecodeErrorsV2(t *testing.T) {
+	withInstance := func(inst, extra string) string {
+		return `{"format_version":2,"serial":1,"lineage":"L","roofline_version":"x","servers":{"a":{"name":"a",` +
+			`"engine":{"name":"e","kind":"vllm","version":"1","identity":"i"},"model":{"name":"m","path":"/m","served_name":"m","fingerprint":""},` +
+			`"argv":[],"gpus":[],"host":"","port":1,"instance":` + inst + `,"status":"ready","config_hash":""` + extra + `}}}`
+	}
+	good := `{"driver":"process","id":"7","pid":7,"group":7,"start_time":1,"boot_id":"b"}`
+	if _, err := state.Decode([]byte(withInstance(good, ""))); err != nil {
+		t.Fatalf("the valid base case fails: %v", err)
+	}
+	tests := map[string]struct{ in, want string }{
+		"id and pid disagree": {withInstance(`{"driver":"process","id":"8","pid":7}`, ""), `id "8" and pid 7 disagree`},
+		"negative pid":        {withInstance(`{"driver":"docker","id":"c","pid":-1}`, ""), "cannot be negative"},
+		"no driver":           {withInstance(`{"id":"c"}`, ""), "driver is empty"},
+		"format 1 field":      {withInstance(`{"driver":"process","pgid":7}`, ""), `unknown field "pgid"`},
+		"proxy disagrees":     {withInstance(good, `,"proxy":{"driver":"process","id":"1","pid":2}`), `].proxy: id "1" and pid 2 disagree`},
+		"loose pid":           {withInstance(good, `,"pid":7`), `unknown field "pid"`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -243,5 +278,74 @@ func TestMarshalRefusesInvalid(t *testing.T) {
 	f.Servers["b"] = f.Servers["a"]
 	if _, err := state.Marshal(f); err == nil || !strings.Contains(err.Error(), "bug") {
 		t.Errorf("Marshal with a key/name mismatch = %v", err)
+	}
+}
+
+// TestUpgradeV1 reads each format 1 state in testdata/v1 (as roofline wrote
+// them before the identity became one "instance" object) and compares the
+// upgrade, written in the current format, with testdata/v1/*.upgraded
+// (go test -update rewrites those). The upgrade must keep every identity
+// field: a lost pid or container id is a lost server.
+func TestUpgradeV1(t *testing.T) {
+	ins, _ := filepath.Glob("testdata/v1/*.json")
+	if len(ins) == 0 {
+		t.Fatal("no format 1 fixtures")
+	}
+	for _, in := range ins {
+		name := strings.TrimSuffix(filepath.Base(in), ".json")
+		t.Run(name, func(t *testing.T) {
+			f, err := state.Read(in)
+			if err != nil {
+				t.Fatalf("Read: %v", err)
+			}
+			if f.FormatVersion != state.CurrentFormat {
+				t.Fatalf("upgraded format_version = %d; want %d", f.FormatVersion, state.CurrentFormat)
+			}
+			got, err := state.Marshal(f)
+			if err != nil {
+				t.Fatalf("Marshal: %v", err)
+			}
+			out := strings.TrimSuffix(in, ".json") + ".upgraded"
+			if *update {
+				if err := os.WriteFile(out, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("upgrade differs from %s:\n%s", out, got)
+			}
+		})
+	}
+}
+
+// TestUpgradeV1Identity checks the identity fields of the upgrade one by
+// one, so that a wrong golden cannot hide a lost field.
+func TestUpgradeV1Identity(t *testing.T) {
+	f, err := state.Read("testdata/v1/full.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := f.Servers["qwen3"]
+	want := state.Instance{Driver: "process", ID: "4242", PID: 4242, Group: 4242, StartTime: 1234567,
+		BootID: "6b1a0d2e-55c7-4a53-9a7e-1c2d3e4f5a6b", LaunchID: "l-7f3a", LogPath: "/srv/rl/.roofline/logs/qwen3.log"}
+	if !reflect.DeepEqual(q.Instance, want) {
+		t.Errorf("qwen3 instance = %+v\nwant %+v", q.Instance, want)
+	}
+	if p := q.Proxy; p == nil || p.Driver != "process" || p.ID != "4200" || p.PID != 4200 || p.Group != 4200 || p.StartTime != 1234000 || len(p.Cmdline) != 4 {
+		t.Errorf("qwen3 proxy = %+v; want process 4200 with its cmdline", p)
+	}
+	if d := f.Servers["qwen3_next"].Deposed; d == nil || d.ID != "30001" || d.PID != 30001 || d.Driver != "process" {
+		t.Errorf("deposed = %+v; want process 30001", d)
+	}
+	m, err := state.Read("testdata/v1/minimal.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := m.Servers["docker_one"]; d.Driver != "docker" || d.ID != "f00dfeed" || d.PID != 0 || d.Running() != true {
+		t.Errorf("docker_one = %+v; want docker container f00dfeed", d.Instance)
 	}
 }

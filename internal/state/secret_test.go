@@ -86,7 +86,7 @@ func TestWriteRedacts(t *testing.T) {
 	s.Env["VLLM_API_KEY"] = "sk-plain-secret"
 	s.Argv = append(s.Argv, "--api-key", "sk-plain-secret")
 	s.Cmdline = slices.Clone(s.Argv)
-	s.Proxy = &state.Process{PID: 1, Cmdline: []string{"roofline", "proxy", "--api-key", "sk-plain-secret"}}
+	s.Proxy = &state.Instance{Driver: state.DriverProcess, ID: "1", PID: 1, Cmdline: []string{"roofline", "proxy", "--api-key", "sk-plain-secret"}}
 	s.Deposed = statetest.Server("a")
 	s.Deposed.Env["HF_TOKEN"] = "sk-plain-secret"
 	f.Set(s)

@@ -12,7 +12,10 @@ import (
 // change to the JSON shape, additive or not, bumps it: the reader rejects
 // unknown fields, so an older roofline never silently drops what a newer one
 // recorded.
-const CurrentFormat = 1
+//
+// Format 2 gathers a server's identity (and its proxy's) into one
+// "instance" object; Decode upgrades format 1 (see upgrade.go).
+const CurrentFormat = 2
 
 // Server statuses.
 const (
@@ -30,7 +33,6 @@ const (
 
 var (
 	knownStatus = map[string]bool{StatusStarting: true, StatusReady: true, StatusFailed: true, StatusStopping: true}
-	knownDriver = map[string]bool{DriverProcess: true, DriverDocker: true}
 )
 
 // File is one state: everything roofline started and still manages.
@@ -73,31 +75,14 @@ type Server struct {
 	// (an install path, not a setting); plan's argv diff skips them.
 	CommandLen int `json:"command_len,omitempty"`
 
-	GPUs   []int  `json:"gpus"`
-	Host   string `json:"host"` // address the engine binds
-	Port   int    `json:"port"`
-	Driver string `json:"driver"` // DriverProcess | DriverDocker
+	GPUs []int  `json:"gpus"`
+	Host string `json:"host"` // address the engine binds
+	Port int    `json:"port"`
 	// Image is the engine image (repo@sha256:...) of a docker server.
 	Image string `json:"image,omitempty"`
 
-	// Process identity (DriverProcess). A pid alone is not an identity: pids
-	// are reused. The process is ours only while PID, StartTime (clock ticks
-	// since boot, /proc/<pid>/stat field 22) and BootID all match.
-	PID       int    `json:"pid"`
-	PGID      int    `json:"pgid"`
-	StartTime uint64 `json:"start_time"`
-	BootID    string `json:"boot_id"`
-	// Cmdline is /proc/<pid>/cmdline read right after the start; it differs
-	// from Argv when Argv[0] is a script (the interpreter comes first).
-	Cmdline []string `json:"cmdline,omitempty"`
-
-	// LaunchID is written to the state before the process starts and passed
-	// to it in ROOFLINE_LAUNCH_ID, so a process whose pid never reached the
-	// state (roofline killed in between) is still found and adopted.
-	LaunchID string `json:"launch_id,omitempty"`
-
-	ContainerID string `json:"container_id,omitempty"` // DriverDocker
-	LogPath     string `json:"log_path"`
+	// Instance is what runs: driver, id, process identity, launch id, log.
+	Instance `json:"instance"`
 
 	Status    string    `json:"status"`
 	CreatedAt time.Time `json:"created_at,omitzero"`
@@ -115,7 +100,7 @@ type Server struct {
 	BackendPort int `json:"backend_port,omitempty"`
 	// Proxy is the front proxy process, when there is one. It outlives
 	// replacements of the engine behind it.
-	Proxy *Process `json:"proxy,omitempty"`
+	Proxy *Instance `json:"proxy,omitempty"`
 	// Deposed is the previous instance while a create-before-destroy
 	// replacement overlaps it (Terraform's deposed object): recorded so that
 	// a killed apply never loses track of it.
@@ -128,20 +113,6 @@ type Server struct {
 
 // Addr is the server's address in plans and commands: "server.NAME".
 func (s *Server) Addr() string { return "server." + s.Name }
-
-// Process identifies a helper process roofline started (the front proxy).
-type Process struct {
-	ContainerID string `json:"container_id,omitempty"` // docker driver
-	// LaunchID is in the process's environment (ROOFLINE_LAUNCH_ID) so it
-	// can be found when its pid never reached the state.
-	LaunchID  string   `json:"launch_id,omitempty"`
-	PID       int      `json:"pid"`
-	PGID      int      `json:"pgid"`
-	StartTime uint64   `json:"start_time"`
-	BootID    string   `json:"boot_id"`
-	Cmdline   []string `json:"cmdline,omitempty"`
-	LogPath   string   `json:"log_path,omitempty"`
-}
 
 // EngineRef identifies the engine install a server was started with.
 type EngineRef struct {
@@ -237,7 +208,7 @@ func (s *Server) Clone() *Server {
 	c.Env = maps.Clone(s.Env)
 	c.Sensitive = slices.Clone(s.Sensitive)
 	c.GPUs = slices.Clone(s.GPUs)
-	c.Cmdline = slices.Clone(s.Cmdline)
+	c.Instance = s.Instance.Clone()
 	if s.Gate != nil {
 		g := *s.Gate
 		g.Health = slices.Clone(s.Gate.Health)
@@ -254,8 +225,7 @@ func (s *Server) Clone() *Server {
 		c.Predicted = &fp
 	}
 	if s.Proxy != nil {
-		p := *s.Proxy
-		p.Cmdline = slices.Clone(s.Proxy.Cmdline)
+		p := s.Proxy.Clone()
 		c.Proxy = &p
 	}
 	c.Deposed = s.Deposed.Clone()

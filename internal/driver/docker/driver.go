@@ -189,7 +189,7 @@ func (d *Driver) containerConfig(spec Spec, ref string) *ContainerConfig {
 // the container id, the host pid of its init process and its start time
 // (Unix nanoseconds, in StartTime). It returns once the container runs,
 // without waiting for the engine.
-func (d *Driver) Start(ctx context.Context, spec Spec) (*state.Process, error) {
+func (d *Driver) Start(ctx context.Context, spec Spec) (*state.Instance, error) {
 	if spec.Image == "" || len(spec.Argv) == 0 {
 		return nil, errors.New("docker driver: a container needs an image and a command")
 	}
@@ -219,7 +219,7 @@ func (d *Driver) Start(ctx context.Context, spec Spec) (*state.Process, error) {
 		_ = d.C.ContainerRemove(context.WithoutCancel(cctx), id)
 		return nil, explainStart(err)
 	}
-	p := &state.Process{ContainerID: id, Cmdline: append([]string(nil), spec.Argv...), LogPath: spec.LogPath, LaunchID: spec.LaunchID}
+	p := &state.Instance{Driver: state.DriverDocker, ID: id, Cmdline: append([]string(nil), spec.Argv...), LogPath: spec.LogPath, LaunchID: spec.LaunchID}
 	// The container runs: an inspect that fails now only costs the
 	// restart check, never the record of the container.
 	if c, err := d.C.ContainerInspect(cctx, id); err == nil {
@@ -263,16 +263,16 @@ type Status struct {
 // tell a container started by hand under the name roofline gives its own.
 // It refreshes the log mirror on the way. An error means the daemon could
 // not be asked.
-func (d *Driver) Check(ctx context.Context, p *state.Process, server, launchID string) (*Status, error) {
+func (d *Driver) Check(ctx context.Context, p *state.Instance, server, launchID string) (*Status, error) {
 	return d.check(ctx, p, server, launchID, true)
 }
 
 // check is Check; pids says whether to list the container's processes
 // (docker top runs ps on the daemon's host: not for every health poll).
-func (d *Driver) check(ctx context.Context, p *state.Process, server, launchID string, pids bool) (*Status, error) {
+func (d *Driver) check(ctx context.Context, p *state.Instance, server, launchID string, pids bool) (*Status, error) {
 	ctx, cancel := d.timeout(ctx)
 	defer cancel()
-	id := p.ContainerID
+	id := p.ID
 	c, err := d.C.ContainerInspect(ctx, id)
 	if IsNotFound(err) {
 		st := &Status{Detail: fmt.Sprintf("container %s was removed behind roofline's back (docker rm)", short(id))}
@@ -341,8 +341,8 @@ func exitDetail(c *Container) string {
 // Alive reports whether the container of p runs the run roofline started.
 // A daemon that cannot be asked counts as not alive, as for a process whose
 // /proc entry cannot be read.
-func (d *Driver) Alive(ctx context.Context, p *state.Process) bool {
-	if p == nil || p.ContainerID == "" {
+func (d *Driver) Alive(ctx context.Context, p *state.Instance) bool {
+	if p == nil || p.ID == "" {
 		return false
 	}
 	st, err := d.check(ctx, p, "", "", false)
@@ -352,11 +352,11 @@ func (d *Driver) Alive(ctx context.Context, p *state.Process) bool {
 // Stop stops the container of p (its stop signal, SIGTERM, to docker-init,
 // which passes it to the engine; after grace, SIGKILL), copies the last of
 // its log, and removes it. A container already gone is not an error.
-func (d *Driver) Stop(ctx context.Context, p *state.Process, grace time.Duration) error {
-	if p == nil || p.ContainerID == "" {
+func (d *Driver) Stop(ctx context.Context, p *state.Instance, grace time.Duration) error {
+	if p == nil || p.ID == "" {
 		return nil
 	}
-	id := p.ContainerID
+	id := p.ID
 	sctx, cancel := context.WithTimeout(ctx, grace+time.Minute)
 	defer cancel()
 	_ = d.SyncLog(sctx, id, p.LogPath)
@@ -405,8 +405,8 @@ func (d *Driver) FindByLaunchID(ctx context.Context, launchID string) ([]*Contai
 }
 
 // ProcessOf is the identity Start would have returned for container c.
-func ProcessOf(c *Container, logPath string) *state.Process {
-	p := &state.Process{ContainerID: c.ID, PID: c.State.Pid, LogPath: logPath, LaunchID: c.Config.Labels[LabelLaunchID],
+func ProcessOf(c *Container, logPath string) *state.Instance {
+	p := &state.Instance{Driver: state.DriverDocker, ID: c.ID, PID: c.State.Pid, LogPath: logPath, LaunchID: c.Config.Labels[LabelLaunchID],
 		Cmdline: append(append([]string(nil), c.Config.Entrypoint...), c.Config.Cmd...)}
 	if t := c.StartedAt(); !t.IsZero() {
 		p.StartTime = uint64(t.UnixNano())

@@ -170,15 +170,15 @@ func TestLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.ContainerID == "" || p.PID == 0 || p.StartTime == 0 || p.LogPath != spec.LogPath || !slices.Equal(p.Cmdline, spec.Argv) {
+	if p.ID == "" || p.PID == 0 || p.StartTime == 0 || p.LogPath != spec.LogPath || !slices.Equal(p.Cmdline, spec.Argv) {
 		t.Fatalf("Start = %+v", p)
 	}
-	fc := f.containers[p.ContainerID]
+	fc := f.containers[p.ID]
 	if fc.c.Name != "/roofline-qwen3-0123456789abcdef" || fc.cfg.Image != testRef {
 		t.Errorf("container %s from %s", fc.c.Name, fc.cfg.Image)
 	}
-	f.log(p.ContainerID, Stdout, "INFO starting\n")
-	f.log(p.ContainerID, Stderr, "WARNING on stderr\n")
+	f.log(p.ID, Stdout, "INFO starting\n")
+	f.log(p.ID, Stderr, "WARNING on stderr\n")
 
 	st, err := d.Check(ctx, p, spec.Name, spec.LaunchID)
 	if err != nil || !st.Alive || !slices.Equal(st.PIDs, []int{p.PID, p.PID + 1}) {
@@ -206,7 +206,7 @@ func TestLifecycle(t *testing.T) {
 	if err := d.Stop(ctx, p, 1500*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := f.containers[p.ContainerID]; ok {
+	if _, ok := f.containers[p.ID]; ok {
 		t.Error("Stop left the container")
 	}
 	// The last lines (those written while stopping) are copied before removal;
@@ -227,23 +227,23 @@ func TestLifecycle(t *testing.T) {
 func TestCheck(t *testing.T) {
 	tests := []struct {
 		name  string
-		do    func(f *fakeDaemon, d *Driver, p *state.Process)
+		do    func(f *fakeDaemon, d *Driver, p *state.Instance)
 		alive bool
 		want  []string
 	}{
-		{"running", func(*fakeDaemon, *Driver, *state.Process) {}, true, nil},
-		{"docker kill", func(f *fakeDaemon, _ *Driver, p *state.Process) { f.exit(p.ContainerID, 137, false) }, false,
+		{"running", func(*fakeDaemon, *Driver, *state.Instance) {}, true, nil},
+		{"docker kill", func(f *fakeDaemon, _ *Driver, p *state.Instance) { f.exit(p.ID, 137, false) }, false,
 			[]string{"exited with status 137", "SIGKILL: docker kill"}},
-		{"out of memory", func(f *fakeDaemon, _ *Driver, p *state.Process) { f.exit(p.ContainerID, 137, true) }, false,
+		{"out of memory", func(f *fakeDaemon, _ *Driver, p *state.Instance) { f.exit(p.ID, 137, true) }, false,
 			[]string{"killed for lack of host memory"}},
-		{"crash", func(f *fakeDaemon, _ *Driver, p *state.Process) { f.exit(p.ContainerID, 1, false) }, false,
+		{"crash", func(f *fakeDaemon, _ *Driver, p *state.Instance) { f.exit(p.ID, 1, false) }, false,
 			[]string{"exited with status 1 at 2026-01-02T"}},
-		{"docker restart", func(f *fakeDaemon, _ *Driver, p *state.Process) { f.restart(p.ContainerID) }, false,
+		{"docker restart", func(f *fakeDaemon, _ *Driver, p *state.Instance) { f.restart(p.ID) }, false,
 			[]string{"restarted by hand", "not the one roofline started"}},
-		{"docker rm", func(f *fakeDaemon, _ *Driver, p *state.Process) { f.remove(p.ContainerID) }, false,
+		{"docker rm", func(f *fakeDaemon, _ *Driver, p *state.Instance) { f.remove(p.ID) }, false,
 			[]string{"was removed behind roofline's back"}},
-		{"docker rm, then docker run --name", func(f *fakeDaemon, d *Driver, p *state.Process) {
-			f.remove(p.ContainerID)
+		{"docker rm, then docker run --name", func(f *fakeDaemon, d *Driver, p *state.Instance) {
+			f.remove(p.ID)
 			s := testSpec(t)
 			s.LaunchID = "handmade"
 			if _, err := d.C.ContainerCreate(context.Background(), ContainerName("qwen3", "0123456789abcdef"), d.containerConfig(s, testRef)); err != nil {
@@ -334,11 +334,11 @@ func TestFindByLaunchID(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs, err := d.FindByLaunchID(ctx, spec.LaunchID)
-	if err != nil || len(cs) != 1 || cs[0].ID != p.ContainerID {
+	if err != nil || len(cs) != 1 || cs[0].ID != p.ID {
 		t.Fatalf("FindByLaunchID = %v, %v", cs, err)
 	}
 	got := ProcessOf(cs[0], spec.LogPath)
-	if got.ContainerID != p.ContainerID || got.PID != p.PID || got.StartTime != p.StartTime || !slices.Equal(got.Cmdline, p.Cmdline) {
+	if got.ID != p.ID || got.PID != p.PID || got.StartTime != p.StartTime || !slices.Equal(got.Cmdline, p.Cmdline) {
 		t.Errorf("ProcessOf = %+v, Start gave %+v", got, p)
 	}
 	if cs, _ := d.FindByLaunchID(ctx, "nothing"); len(cs) != 0 {

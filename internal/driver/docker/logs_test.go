@@ -106,7 +106,7 @@ func TestSyncLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := p.ContainerID
+	id := p.ID
 	f.log(id, Stdout, "one\n")
 	f.log(id, Stderr, "two\n")
 	if err := d.SyncLog(ctx, id, spec.LogPath); err != nil {
@@ -150,16 +150,16 @@ func TestSyncLogRollout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.log(old.ContainerID, Stdout, "old serving\n")
-	d.SyncLog(ctx, old.ContainerID, spec.LogPath)
+	f.log(old.ID, Stdout, "old serving\n")
+	d.SyncLog(ctx, old.ID, spec.LogPath)
 	spec.LaunchID = "fedcba9876543210"
 	cur, err := d.Start(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.log(cur.ContainerID, Stdout, "new starting\n")
-	f.log(old.ContainerID, Stdout, "old still serving\n")
-	d.SyncLog(ctx, cur.ContainerID, spec.LogPath)
+	f.log(cur.ID, Stdout, "new starting\n")
+	f.log(old.ID, Stdout, "old still serving\n")
+	d.SyncLog(ctx, cur.ID, spec.LogPath)
 	if err := d.Stop(ctx, old, time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -184,18 +184,18 @@ func TestSyncLogClaimAndRotate(t *testing.T) {
 		t.Fatal(err)
 	}
 	logPath := testSpec(t).LogPath
-	f.log(p.ContainerID, Stdout, strings.Repeat("x", 60)+"\n")
+	f.log(p.ID, Stdout, strings.Repeat("x", 60)+"\n")
 	old := MaxLogBytes
 	MaxLogBytes = 100
 	t.Cleanup(func() { MaxLogBytes = old })
-	if err := d.SyncLog(ctx, p.ContainerID, logPath); err != nil {
+	if err := d.SyncLog(ctx, p.ID, logPath); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, logPath); len(got) != 61 {
 		t.Fatalf("claimed log %q", got)
 	}
-	f.log(p.ContainerID, Stdout, strings.Repeat("y", 60)+"\n")
-	if err := d.SyncLog(ctx, p.ContainerID, logPath); err != nil {
+	f.log(p.ID, Stdout, strings.Repeat("y", 60)+"\n")
+	if err := d.SyncLog(ctx, p.ID, logPath); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, logPath); got != "" {
@@ -204,8 +204,8 @@ func TestSyncLogClaimAndRotate(t *testing.T) {
 	if got := readFile(t, previousLog(logPath)); len(got) != 122 {
 		t.Errorf("rotated log has %d bytes", len(got))
 	}
-	f.log(p.ContainerID, Stdout, "after\n")
-	d.SyncLog(ctx, p.ContainerID, logPath)
+	f.log(p.ID, Stdout, "after\n")
+	d.SyncLog(ctx, p.ID, logPath)
 	if got := readFile(t, logPath); got != "after\n" {
 		t.Errorf("log after rotation %q", got)
 	}

@@ -48,7 +48,7 @@ func TestRealLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.ContainerRemove(context.Background(), p.ContainerID) })
+	t.Cleanup(func() { c.ContainerRemove(context.Background(), p.ID) })
 	if p.PID <= 0 || p.StartTime == 0 {
 		t.Errorf("Start = %+v", p)
 	}
@@ -70,7 +70,7 @@ func TestRealLifecycle(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	ct, err := c.ContainerInspect(ctx, p.ContainerID)
+	ct, err := c.ContainerInspect(ctx, p.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestRealLifecycle(t *testing.T) {
 	if el := time.Since(start); el > 15*time.Second {
 		t.Errorf("stop took %s: the engine did not get SIGTERM", el)
 	}
-	if _, err := c.ContainerInspect(ctx, p.ContainerID); !docker.IsNotFound(err) {
+	if _, err := c.ContainerInspect(ctx, p.ID); !docker.IsNotFound(err) {
 		t.Errorf("container still there after Stop: %v", err)
 	}
 	if log := readLog(t, spec.LogPath); !strings.Contains(log, "Application shutdown complete") {

@@ -1,0 +1,148 @@
+package config
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// comparable returns a JSON rendering of cfg's blocks without source
+// positions (which differ between the twins), keeping which attributes were
+// set.
+func comparableConfig(t *testing.T, cfg *Config) string {
+	t.Helper()
+	keys := func(r Ranges) []string { return sortedKeys(r) }
+	type blk struct {
+		V   any
+		Set []string
+	}
+	out := map[string]blk{}
+	if cfg.Roofline != nil {
+		r := *cfg.Roofline
+		set := keys(r.Ranges)
+		r.DeclRange, r.Ranges = hcl.Range{}, nil
+		out["roofline"] = blk{r, set}
+	}
+	for n, e := range cfg.Engines {
+		c := *e
+		set := keys(c.Ranges)
+		c.DeclRange, c.Ranges = hcl.Range{}, nil
+		out["engine."+n] = blk{c, set}
+	}
+	for n, m := range cfg.Models {
+		c := *m
+		set := keys(c.Ranges)
+		c.DeclRange, c.Ranges = hcl.Range{}, nil
+		out["model."+n] = blk{c, set}
+	}
+	for n, s := range cfg.Servers {
+		c := *s
+		set := keys(c.Ranges)
+		c.DeclRange, c.Ranges = hcl.Range{}, nil
+		g := *c.Gate
+		set = append(set, keys(g.Ranges)...)
+		g.DeclRange, g.Ranges = hcl.Range{}, nil
+		if g.Bench != nil {
+			b := *g.Bench
+			set = append(set, keys(b.Ranges)...)
+			b.DeclRange, b.Ranges = hcl.Range{}, nil
+			g.Bench = &b
+		}
+		c.Gate = &g
+		c.Lifecycle.DeclRange = hcl.Range{}
+		out["server."+n] = blk{c, set}
+	}
+	b, err := json.MarshalIndent(out, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestJSONTwin: a configuration written in HCL's JSON syntax decodes to the
+// same configuration as its native twin.
+func TestJSONTwin(t *testing.T) {
+	native, diags, _ := loadFixture(t, "testdata/valid/full.hcl")
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	twin, diags, _ := loadFixture(t, "testdata/valid/full.hcl.json")
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	a, b := comparableConfig(t, native), comparableConfig(t, twin)
+	if a != b {
+		t.Errorf("the JSON twin decodes differently:\nnative: %s\njson:   %s", a, b)
+	}
+	if !strings.Contains(a, "FLASHINFER") || len(native.Servers) != 2 {
+		t.Fatalf("comparison saw nothing: %s", a)
+	}
+}
+
+func TestFileNames(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		config, fmtOK bool
+		tool          string
+	}{
+		{"main.hcl", true, true, ""},
+		{"gen.hcl.json", true, false, ""},
+		{"build.pkr.hcl", false, false, "Packer"},
+		{"vars.pkrvars.hcl", false, false, "Packer"},
+		{"x.tftest.hcl", false, false, "Terraform"},
+		{".terraform.lock.hcl", false, false, "Terraform"},
+		{"job.nomad.hcl", false, false, "Nomad"},
+		{"roofline.rfvars", false, true, ""},
+		{"prod.auto.rfvars", false, true, ""},
+		{"prod.auto.rfvars.json", false, false, ""},
+		{".#main.hcl", false, false, ""},
+		{"notes.txt", false, false, ""},
+		{"main.tf", false, false, ""},
+	} {
+		if got := IsConfigFile(tt.name); got != tt.config {
+			t.Errorf("IsConfigFile(%q) = %v", tt.name, got)
+		}
+		if got := IsFormattable(tt.name); got != tt.fmtOK {
+			t.Errorf("IsFormattable(%q) = %v", tt.name, got)
+		}
+		if got := OtherTool(tt.name); got != tt.tool {
+			t.Errorf("OtherTool(%q) = %q", tt.name, got)
+		}
+	}
+}
+
+// TestLoadDirMixed: JSON files load with native ones; another tool's files
+// are skipped with one warning that names them.
+func TestLoadDirMixed(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("engines.hcl", "engine \"e\" {\n  kind = \"vllm\"\n  version = \"0.16.0\"\n  rehearsal = true\n}\n")
+	write("models.hcl.json", `{"model": {"m": {"path": "m"}}}`)
+	write("servers.hcl.json", `{"server": {"s": {"engine": "engine.e", "model": "model.m", "gpus": [0], "port": 8000}}}`)
+	write("build.pkr.hcl", "source \"docker\" \"ubuntu\" {\n  image = \"ubuntu\"\n}\n")
+	write("test.tftest.hcl", "run \"x\" {}\n")
+	cfg, diags := LoadDir(dir)
+	if diags.HasErrors() || len(diags) != 1 || diags[0].Summary != "Files of other tools skipped" ||
+		!strings.Contains(diags[0].Detail, "build.pkr.hcl (Packer)") || !strings.Contains(diags[0].Detail, "test.tftest.hcl (Terraform)") {
+		t.Fatalf("diags: %v", diags)
+	}
+	s := cfg.Servers["s"]
+	if s == nil || s.Engine != "e" || s.Model != "m" || cfg.Models["m"].Path != filepath.Join(dir, "m") || !reflect.DeepEqual(s.GPUs, []int{0}) {
+		t.Fatalf("JSON server: %+v", s)
+	}
+	// A syntax error in a JSON file is reported with its line.
+	write("bad.hcl.json", "{\n  \"server\": {\n    \"x\": [1,\n}\n")
+	_, diags = LoadDir(dir)
+	if !diags.HasErrors() || diags[0].Subject == nil || diags[0].Subject.Filename != "bad.hcl.json" {
+		t.Fatalf("JSON syntax error: %v", diags)
+	}
+}
