@@ -92,6 +92,8 @@ func validate(cfg *Config) hcl.Diagnostics {
 
 		if s.Ranges.Has("port") {
 			switch {
+			case s.OnCluster() && s.Port >= 1 && s.Port <= 65535:
+				// Each cluster server has its own Service and pods.
 			case s.Port < 1 || s.Port > 65535:
 				errorf(s.Range("port"), "Invalid port", "Port %d is outside 1-65535.", s.Port)
 			default:
@@ -171,6 +173,7 @@ func validate(cfg *Config) hcl.Diagnostics {
 		}
 		diags = append(diags, validateGate(s)...)
 	}
+	diags = append(diags, validateClusters(cfg)...)
 	return diags
 }
 

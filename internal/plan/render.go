@@ -9,6 +9,7 @@ import (
 
 	"github.com/roofline/roofline/internal/diagfmt"
 	"github.com/roofline/roofline/internal/journal"
+	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/textdiff"
 	"github.com/roofline/roofline/internal/vram"
@@ -58,6 +59,8 @@ type JSONChange struct {
 	VRAM            *vram.Result     `json:"vram,omitempty"`
 	Measured        *state.Footprint `json:"measured,omitempty"`
 	LastBench       *journal.Entry   `json:"last_bench,omitempty"`
+	EnvChanges      []EnvChange      `json:"env_changes,omitempty"`
+	ModelFiles      []string         `json:"model_files,omitempty"`
 }
 
 // ToJSON converts the plan.
@@ -89,7 +92,7 @@ func (p *Plan) ToJSON() *JSONPlan {
 		jc := JSONChange{
 			Address: c.Addr, Type: "server", Name: c.Name, Actions: c.Action.JSON(), Reason: p.Secrets.Mask(c.Reason),
 			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.MaskedAfter(), VRAM: c.Fit, Measured: c.Measured,
-			LastBench: c.LastBench,
+			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles,
 		}
 		if c.Before != nil {
 			jc.BeforeSensitive = sensitiveMarks(beforePaths(c.Before), len(c.Before.Argv))
@@ -124,7 +127,7 @@ func FromJSON(j *JSONPlan) *Plan {
 	for _, c := range j.ResourceChanges {
 		p.Changes = append(p.Changes, &Change{Addr: c.Address, Name: c.Name, Action: ActionFromJSON(c.Actions), Reason: c.Reason,
 			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, Fit: c.VRAM, Measured: c.Measured,
-			LastBench: c.LastBench})
+			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles})
 	}
 	return p
 }
@@ -342,8 +345,44 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 			fmt.Fprintln(w, "        ]")
 		}
 		if envChanged(b, a) {
-			attr("~", "env", "(changed)")
-			renderEnvChanges(w, b, a, c)
+			changes := ch.EnvChanges
+			if changes == nil {
+				changes = maskEnvChanges(EnvDiff(b.Env, effectiveEnv(b, a)), a.Sensitive)
+			}
+			fmt.Fprintf(w, "      %s env      = {\n", c("[yellow]~[reset]"))
+			for _, e := range changes {
+				val := func(v string) string {
+					if e.Sensitive {
+						return "(sensitive value)"
+					}
+					return fmt.Sprintf("%q", v)
+				}
+				switch e.Action {
+				case "create":
+					fmt.Fprintf(w, "          %s %s = %s\n", c("[green]+[reset]"), e.Key, val(e.After))
+				case "delete":
+					fmt.Fprintf(w, "          %s %s = %s\n", c("[red]-[reset]"), e.Key, val(e.Before))
+				default:
+					if e.Sensitive {
+						fmt.Fprintf(w, "          %s %s = %s\n", c("[yellow]~[reset]"), e.Key, secret.ShownChanged)
+						continue
+					}
+					fmt.Fprintf(w, "          %s %s = %s -> %s\n", c("[yellow]~[reset]"), e.Key, val(e.Before), val(e.After))
+				}
+			}
+			fmt.Fprintln(w, "        }")
+		}
+		if len(ch.ModelFiles) > 0 {
+			fmt.Fprintf(w, "      %s model files = [\n", c("[yellow]~[reset]"))
+			for _, f := range ch.ModelFiles {
+				sign, name, _ := strings.Cut(f, " ")
+				col := map[string]string{"+": "[green]", "-": "[red]"}[sign]
+				if col == "" {
+					col = "[yellow]"
+				}
+				fmt.Fprintf(w, "          %s %q,\n", c(col+sign+"[reset]"), name)
+			}
+			fmt.Fprintln(w, "        ]")
 		}
 		switch {
 		case act == Update && b.Deposed != nil:

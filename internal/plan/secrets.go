@@ -438,31 +438,6 @@ type shownOp struct {
 	Text string
 }
 
-// renderEnvChanges lists the changed environment keys under "env =
-// (changed)": a sensitive one only as changed, never its value.
-func renderEnvChanges(w io.Writer, b *state.Server, a *Desired, c Colorizer) {
-	aEnv := effectiveEnv(b, a)
-	for _, k := range envDiffKeys(b.Env, aEnv) {
-		bv, inB := b.Env[k]
-		av, inA := aEnv[k]
-		sensitive := secret.IsHash(bv) || secret.IsHash(av) || slices.Contains(a.Sensitive, "env."+k)
-		switch {
-		case !inB:
-			v := fmt.Sprintf("%q", av)
-			if sensitive {
-				v = secret.Shown
-			}
-			fmt.Fprintf(w, "          %s %s = %s\n", c("[green]+[reset]"), k, v)
-		case !inA:
-			fmt.Fprintf(w, "          %s %s\n", c("[red]-[reset]"), k)
-		case sensitive:
-			fmt.Fprintf(w, "          %s %s = %s\n", c("[yellow]~[reset]"), k, secret.ShownChanged)
-		default:
-			fmt.Fprintf(w, "          %s %s = %q -> %q\n", c("[yellow]~[reset]"), k, bv, av)
-		}
-	}
-}
-
 // renderEnvFrom shows where host secrets come from (never their values).
 func renderEnvFrom(w io.Writer, a *Desired, c Colorizer) {
 	for _, k := range slices.Sorted(maps.Keys(a.EnvFrom)) {
@@ -517,4 +492,18 @@ func effectiveEnv(b *state.Server, a *Desired) map[string]string {
 		}
 	}
 	return env
+}
+
+// maskEnvChanges marks the changes of sensitive keys (beyond the name rule
+// EnvDiff knows) and drops their values.
+func maskEnvChanges(cs []EnvChange, sensitive []string) []EnvChange {
+	for i := range cs {
+		if slices.Contains(sensitive, "env."+cs[i].Key) || secret.IsHash(cs[i].Before) || secret.IsHash(cs[i].After) {
+			cs[i].Sensitive = true
+		}
+		if cs[i].Sensitive {
+			cs[i].Before, cs[i].After = "", ""
+		}
+	}
+	return cs
 }
