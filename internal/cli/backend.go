@@ -24,7 +24,10 @@ import (
 // backend holds what plan, apply, destroy and status build from the
 // configuration: the state manager and the live adapters.
 type backend struct {
+	// cfg is the configuration without its cluster servers (config.HostOnly):
+	// everything here runs on this host. full has them too.
 	cfg      *config.Config
+	full     *config.Config
 	stateDir string
 	states   *state.Filesystem
 	self     string // executable that runs rehearsal engines and the proxy
@@ -74,7 +77,7 @@ func openLocked(m *Meta, op string, timeout time.Duration) (b *backend, st *stat
 }
 
 func newBackend(m *Meta, cfg *config.Config) (*backend, error) {
-	b := &backend{cfg: cfg, stateDir: stateDir(cfg)}
+	b := &backend{cfg: cfg.HostOnly(), full: cfg, stateDir: stateDir(cfg)}
 	b.states = state.NewFilesystem(b.stateDir)
 	return b, nil
 }
@@ -215,7 +218,7 @@ func (b *backend) refresher(inventoryFlag string, reprobe bool) *plan.Refresher 
 	return &plan.Refresher{
 		Inventory: b.inventory(inventoryFlag),
 		Engines:   prober{self: b.self, cacheDir: filepath.Join(b.stateDir, "probes"), refresh: reprobe},
-		Observer:  newObserver(),
+		Observer:  newObserver(b.stateDir),
 		Ports:     portChecker{},
 		Self:      b.self,
 		Journal:   journal.Path(b.stateDir),

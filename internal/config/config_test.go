@@ -310,3 +310,29 @@ func TestVariablesAndLocals(t *testing.T) {
 		t.Errorf("no suggestion: %v", diags[0].Detail)
 	}
 }
+
+func TestClusterDecode(t *testing.T) {
+	cfg, diags, _ := loadFixture(t, "testdata/valid/cluster.hcl")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	c := cfg.Clusters["lab"]
+	if c.Kubeconfig != "~/.kube/config" || c.Context != "gpu-lab" || c.Namespace != "inference" || c.GPUResource != DefaultGPUResource ||
+		c.NodeSelector["nvidia.com/gpu.product"] != "NVIDIA-H100-80GB-HBM3" || len(c.Tolerations) != 1 || c.Tolerations[0].Operator != "Exists" ||
+		c.ModelVolume.Kind() != "hostPath" || c.ModelVolume.MountPath != "/srv/models" || c.ShmSize != "16Gi" {
+		t.Errorf("cluster: %+v", c)
+	}
+	big, small := cfg.Servers["llama_70b"], cfg.Servers["small"]
+	if big.Cluster != "lab" || big.Nodes != 2 || big.Replicas != 1 || big.GPUsPerPod() != 8 || big.ObjectName() != "llama-70b" {
+		t.Errorf("llama_70b: cluster %q nodes %d replicas %d gpus/pod %d", big.Cluster, big.Nodes, big.Replicas, big.GPUsPerPod())
+	}
+	if small.Replicas != 2 || small.Nodes != 1 || small.GPUsPerPod() != 1 {
+		t.Errorf("small: nodes %d replicas %d", small.Nodes, small.Replicas)
+	}
+	if h := cfg.HostOnly(); len(h.Servers) != 0 || len(h.Engines) != 0 || len(h.Models) != 0 || len(cfg.Servers) != 2 {
+		t.Errorf("HostOnly kept %d servers, %d engines, %d models", len(h.Servers), len(h.Engines), len(h.Models))
+	}
+	if got := fmt.Sprint(cfg.ClusterServers()); got != "[llama_70b small]" {
+		t.Errorf("ClusterServers = %s", got)
+	}
+}

@@ -20,6 +20,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "engine", LabelNames: []string{"name"}},
 		{Type: "model", LabelNames: []string{"name"}},
 		{Type: "server", LabelNames: []string{"name"}},
+		{Type: "cluster", LabelNames: []string{"name"}},
 		{Type: "variable", LabelNames: []string{"name"}},
 		{Type: "locals"},
 	},
@@ -52,7 +53,10 @@ var serverSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "engine", Required: true},
 		{Name: "model", Required: true},
-		{Name: "gpus", Required: true},
+		{Name: "gpus"}, // required on a host: decodeServerPlacement
+		{Name: "cluster"},
+		{Name: "nodes"},
+		{Name: "replicas"},
 		{Name: "port", Required: true},
 		{Name: "host"},
 		{Name: "tensor_parallel"},
@@ -99,7 +103,7 @@ var benchSchema = &hcl.BodySchema{
 }
 
 var lifecycleSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "create_before_destroy"}},
+	Attributes: []hcl.AttributeSchema{{Name: "create_before_destroy"}, {Name: "drain_timeout"}},
 }
 
 // decoder accumulates diagnostics while decoding blocks into cfg.
@@ -160,6 +164,9 @@ func (d *decoder) decodeBlocks(blocks []*hcl.Block) {
 					"path": cty.StringVal(m.Path), "served_name": cty.StringVal(m.ServedName),
 				})})
 			}
+		case "cluster":
+			c := d.decodeCluster(blk)
+			d.cfg.Clusters[c.Name] = c
 		case "server":
 			servers = append(servers, blk)
 		}
@@ -297,6 +304,7 @@ func (d *decoder) decodeServer(blk *hcl.Block, in instance) *Server {
 	s.GPUs = a.intList("gpus")
 	s.Port = a.integer("port")
 	s.Host = a.str("host")
+	d.decodeServerPlacement(a, s)
 	if a.has("tensor_parallel") {
 		s.TensorParallel = a.integer("tensor_parallel")
 	}
@@ -345,7 +353,13 @@ func (d *decoder) decodeServer(blk *hcl.Block, in instance) *Server {
 			lc, ds := b.Body.Content(lifecycleSchema)
 			d.add(ds)
 			la := attrs{d: d, m: lc.Attributes, ranges: Ranges{}}
-			s.Lifecycle = Lifecycle{CreateBeforeDestroy: la.boolean("create_before_destroy"), DeclRange: b.DefRange}
+			s.Lifecycle = Lifecycle{CreateBeforeDestroy: la.boolean("create_before_destroy"), DrainTimeout: DefaultDrainTimeout, DeclRange: b.DefRange, Ranges: la.ranges}
+			if dt, ok := la.duration("drain_timeout"); ok {
+				s.Lifecycle.DrainTimeout = dt
+				if dt <= 0 {
+					d.errorf(la.ranges["drain_timeout"], "Invalid drain_timeout", "drain_timeout must be a positive duration: how long a rollout waits for the old instance's requests before it stops it and cuts them.")
+				}
+			}
 		}
 	}
 	return s

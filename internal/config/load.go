@@ -116,11 +116,12 @@ func LoadVars(dir string, names []string, srcs map[string][]byte, vars map[strin
 // read as such.
 func LoadInputs(dir string, names []string, srcs map[string][]byte, in Inputs) (*Config, hcl.Diagnostics) {
 	cfg := &Config{
-		Dir:     dir,
-		Files:   map[string]*hcl.File{},
-		Engines: map[string]*Engine{},
-		Models:  map[string]*Model{},
-		Servers: map[string]*Server{},
+		Dir:      dir,
+		Files:    map[string]*hcl.File{},
+		Engines:  map[string]*Engine{},
+		Models:   map[string]*Model{},
+		Servers:  map[string]*Server{},
+		Clusters: map[string]*Cluster{},
 	}
 	var diags hcl.Diagnostics
 	p := hclparse.NewParser()

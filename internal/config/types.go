@@ -28,6 +28,7 @@ type Config struct {
 	Engines   map[string]*Engine
 	Models    map[string]*Model
 	Servers   map[string]*Server
+	Clusters  map[string]*Cluster // cluster.go
 }
 
 // Roofline is the top-level settings block.
@@ -109,6 +110,13 @@ type Server struct {
 
 	GPUs []int
 	Port int
+
+	// On a Kubernetes cluster (cluster.go): the cluster block's name, the
+	// nodes one replica spans (an LWS group when above 1) and the replicas.
+	Cluster  string
+	Nodes    int
+	Replicas int
+
 	Host string // optional; rendered as --host when set
 
 	TensorParallel   int // default 1
@@ -185,8 +193,16 @@ type Bench struct {
 // Lifecycle mirrors Terraform's lifecycle block.
 type Lifecycle struct {
 	CreateBeforeDestroy bool
-	DeclRange           hcl.Range `json:"-"`
+	// DrainTimeout bounds how long a rollout waits, after the switch, for
+	// the old instance's requests to finish; then the old instance stops and
+	// what is still streaming is cut (and counted). Default 2m.
+	DrainTimeout time.Duration
+	DeclRange    hcl.Range `json:"-"`
+	Ranges       Ranges    `json:"-"`
 }
+
+// DefaultDrainTimeout is lifecycle's drain_timeout when it is not set.
+const DefaultDrainTimeout = 2 * time.Minute
 
 // Ranges maps an attribute name to the range of its value expression, so a
 // check about that attribute can point at it.

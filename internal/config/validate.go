@@ -51,6 +51,7 @@ func validate(cfg *Config) hcl.Diagnostics {
 		ds.serverValues(s)
 		ds.Diagnostics = append(ds.Diagnostics, validateGate(s)...)
 	}
+	ds.Diagnostics = append(ds.Diagnostics, validateClusters(cfg)...)
 	return ds.Diagnostics
 }
 
@@ -115,6 +116,9 @@ func (ds *diags) port(s *Server, ports map[int]portUse) {
 	if s.Port < 1 || s.Port > 65535 {
 		ds.errorf(s.Range("port"), "Invalid port", "Port %d is outside 1-65535.", s.Port)
 		return
+	}
+	if s.OnCluster() {
+		return // each cluster server has its own Service and pods
 	}
 	if prev, dup := ports[s.Port]; dup {
 		ds.errorf(s.Range("port"), "Duplicate port",
