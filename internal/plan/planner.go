@@ -186,6 +186,7 @@ type planner struct {
 	prior   *state.File
 	desired map[string]*Desired
 	fits    map[string]*vram.Result
+	specs   map[*model.Info]specResult // per model, see modelSpec
 	// host holds the host secrets plan could read, per server, for the
 	// rotation check; never stored or shown.
 	host map[string]map[string]string
