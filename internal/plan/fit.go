@@ -7,7 +7,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
-	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/vram"
 	"github.com/roofline/roofline/internal/vram/fromodel"
@@ -38,7 +37,7 @@ func (pl *planner) foreignUse() map[int]uint64 {
 
 // fit sizes one server with the engine's own memory rules and reports a
 // model that does not fit, or a KV cache too small for the concurrency.
-func (pl *planner) fit(s *config.Server, e *config.Engine, info *model.Info, d *Desired, inst *engine.Installed) {
+func (pl *planner) fit(s *config.Server, e *config.Engine, mr ModelResult, d *Desired, inst *engine.Installed) {
 	snap := pl.in.Snapshot
 	if len(s.GPUs) == 0 {
 		return
@@ -47,7 +46,7 @@ func (pl *planner) fit(s *config.Server, e *config.Engine, info *model.Info, d *
 	if !ok {
 		return // crossChecks reports the missing GPU
 	}
-	spec, err := fromodel.Spec(info)
+	spec, err := ModelSpec(mr)
 	if err != nil {
 		pl.diag(hcl.DiagWarning, ptr(pl.in.Config.Models[s.Model].Range("path")), "Cannot size the model",
 			"Model %q: %v. The VRAM check is skipped for server %q.", s.Model, err, s.Name)
@@ -147,3 +146,12 @@ func FitTable(res *vram.Result) string {
 func gibs(b uint64) string { return fmt.Sprintf("%.2f GiB", float64(b)/gib) }
 
 func gibsSigned(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/gib) }
+
+// ModelSpec is the memory model's view of a model: from the snapshot, or
+// read from the folder's facts.
+func ModelSpec(mr ModelResult) (vram.ModelSpec, error) {
+	if mr.Spec != nil {
+		return *mr.Spec, nil
+	}
+	return fromodel.Spec(mr.Info)
+}
