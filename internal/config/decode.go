@@ -103,7 +103,7 @@ var benchSchema = &hcl.BodySchema{
 }
 
 var lifecycleSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "create_before_destroy"}},
+	Attributes: []hcl.AttributeSchema{{Name: "create_before_destroy"}, {Name: "drain_timeout"}},
 }
 
 // decoder accumulates diagnostics while decoding blocks into cfg.
@@ -292,7 +292,13 @@ func (d *decoder) decodeServer(blk *hcl.Block) *Server {
 			lc, ds := b.Body.Content(lifecycleSchema)
 			d.add(ds)
 			la := attrs{d: d, m: lc.Attributes, ranges: Ranges{}}
-			s.Lifecycle = Lifecycle{CreateBeforeDestroy: la.boolean("create_before_destroy"), DeclRange: b.DefRange}
+			s.Lifecycle = Lifecycle{CreateBeforeDestroy: la.boolean("create_before_destroy"), DrainTimeout: DefaultDrainTimeout, DeclRange: b.DefRange, Ranges: la.ranges}
+			if dt, ok := la.duration("drain_timeout"); ok {
+				s.Lifecycle.DrainTimeout = dt
+				if dt <= 0 {
+					d.errorf(la.ranges["drain_timeout"], "Invalid drain_timeout", "drain_timeout must be a positive duration: how long a rollout waits for the old instance's requests before it stops it and cuts them.")
+				}
+			}
 		}
 	}
 	return s

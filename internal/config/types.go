@@ -182,8 +182,16 @@ type Bench struct {
 // Lifecycle mirrors Terraform's lifecycle block.
 type Lifecycle struct {
 	CreateBeforeDestroy bool
-	DeclRange           hcl.Range `json:"-"`
+	// DrainTimeout bounds how long a rollout waits, after the switch, for
+	// the old instance's requests to finish; then the old instance stops and
+	// what is still streaming is cut (and counted). Default 2m.
+	DrainTimeout time.Duration
+	DeclRange    hcl.Range `json:"-"`
+	Ranges       Ranges    `json:"-"`
 }
+
+// DefaultDrainTimeout is lifecycle's drain_timeout when it is not set.
+const DefaultDrainTimeout = 2 * time.Minute
 
 // Ranges maps an attribute name to the range of its value expression, so a
 // check about that attribute can point at it.

@@ -115,9 +115,15 @@ type Desired struct {
 	// backend port chosen at apply, so that a replacement can overlap the
 	// old instance (create_before_destroy).
 	Proxy bool `json:"proxy,omitempty"`
+	// DrainTimeout bounds the wait for the old instance's requests after a
+	// switch (lifecycle's drain_timeout); reaching it cuts them.
+	DrainTimeout time.Duration `json:"drain_timeout,omitempty"`
 	// ClaimBytes is the GPU memory the engine takes on each of its GPUs.
 	ClaimBytes uint64 `json:"claim_bytes"`
 }
+
+// DefaultDrainTimeout is lifecycle's drain_timeout when none is set.
+const DefaultDrainTimeout = config.DefaultDrainTimeout
 
 // GateSpec is the gate configuration as apply needs it.
 type GateSpec struct {

@@ -55,6 +55,40 @@ type Observation struct {
 	// GPUPids are the pids of the server's process group, to tell its GPU
 	// memory from foreign processes.
 	GPUPids []int
+	// ProxyPort is the backend port the server's proxy forwards to (read
+	// from its target file, which the proxy follows within 100 ms); 0 when
+	// there is no proxy or it cannot be read. It decides which instance of
+	// an interrupted rollout serves.
+	ProxyPort int
+}
+
+// Recovery is what an interrupted create-before-destroy rollout (a state
+// with a deposed instance) needs. Plan describes it and apply does it, both
+// through RecoveryOf, so they agree.
+type Recovery int
+
+const (
+	// RecoverForward: the new instance passed its gates (or the proxy
+	// already points at it): it becomes the server; the proxy is pointed at
+	// it, the old instance drains and stops.
+	RecoverForward Recovery = iota + 1
+	// RecoverBack: the new instance never passed its gates or is gone: the
+	// proxy is pointed back at the old instance (when it is not already)
+	// before the new one is stopped.
+	RecoverBack
+)
+
+// RecoveryOf decides an interrupted rollout of s (s.Deposed != nil): s is the
+// new instance, newAlive whether its process runs, proxyPort where the proxy
+// points (0 unknown). The instance that serves is never the one stopped.
+func RecoveryOf(s *state.Server, proxyPort int, newAlive bool) Recovery {
+	if !newAlive {
+		return RecoverBack
+	}
+	if s.Status == state.StatusReady || (proxyPort != 0 && proxyPort == s.BackendPort) || (s.Gate != nil && s.Gate.Passed) {
+		return RecoverForward
+	}
+	return RecoverBack
 }
 
 // PortChecker says whether a port is held, and by whom.
@@ -316,6 +350,12 @@ func (pl *planner) desire(s *config.Server) {
 	prefix := len(engine.Command(e, pl.in.Self))
 	d.CommandLen = prefix
 	d.Proxy = s.Lifecycle.CreateBeforeDestroy
+	if d.Proxy {
+		d.DrainTimeout = s.Lifecycle.DrainTimeout
+		if d.DrainTimeout <= 0 {
+			d.DrainTimeout = config.DefaultDrainTimeout
+		}
+	}
 	d.ConfigHash = hashOf(struct {
 		Args   []string
 		Env    map[string]string
@@ -394,16 +434,35 @@ func (pl *planner) diff() {
 			after = nil
 		}
 		obs := pl.in.Observed[name]
-		if before != nil && before.Deposed != nil && before.Status != state.StatusReady {
-			// A create-before-destroy rollout was interrupted: the old
-			// instance still serves (the proxy points at it); apply stops
-			// the ungated new one and starts over from the old.
-			pl.p.Drift = append(pl.p.Drift, &Drift{Addr: "server." + name, Summary: "a rollout was interrupted",
-				Detail: fmt.Sprintf("the new instance (pid %d) never passed its gates and will be stopped; the old one (pid %d) keeps serving", before.PID, before.Deposed.PID)})
-			restored := before.Deposed.Clone()
-			restored.Proxy = before.Proxy
-			before = restored
-			obs = nil
+		if before != nil && before.Deposed != nil {
+			proxyPort, alive := 0, obs == nil || obs.Alive
+			if obs != nil {
+				proxyPort = obs.ProxyPort
+			}
+			switch RecoveryOf(before, proxyPort, alive) {
+			case RecoverBack:
+				// The old instance still serves (or will, once the proxy is
+				// pointed back at it); apply stops the new one and starts
+				// over from the old.
+				why := fmt.Sprintf("the new instance (pid %d) never passed its gates", before.PID)
+				if !alive {
+					why = fmt.Sprintf("the new instance (pid %d) is gone", before.PID)
+				}
+				pl.p.Drift = append(pl.p.Drift, &Drift{Addr: "server." + name, Summary: "a rollout was interrupted",
+					Detail: why + fmt.Sprintf("; apply points the proxy at the old one (pid %d), which keeps serving, and then stops the new one", before.Deposed.PID)})
+				restored := before.Deposed.Clone()
+				restored.Proxy = before.Proxy
+				before = restored
+				obs = nil
+			case RecoverForward:
+				if before.Status != state.StatusReady {
+					pl.p.Drift = append(pl.p.Drift, &Drift{Addr: "server." + name, Summary: "a rollout was interrupted after its gates",
+						Detail: fmt.Sprintf("the new instance (pid %d) passed its gates; apply finishes the rollout: the proxy points at it, the old one (pid %d) drains and stops", before.PID, before.Deposed.PID)})
+					promoted := before.Clone()
+					promoted.Status = state.StatusReady
+					before = promoted
+				}
+			}
 		}
 		c := &Change{Addr: "server." + name, Name: name, Before: before, After: after, Fit: pl.fits[name]}
 		if before != nil {
