@@ -359,3 +359,27 @@ func TestIsLoopback(t *testing.T) {
 		t.Error("a host name must be refused (it may resolve to anything)")
 	}
 }
+
+type retirer struct{ calls int }
+
+func (r *retirer) Retire(context.Context, time.Time) ([]string, error) {
+	r.calls++
+	if r.calls == 2 {
+		return []string{"a"}, nil
+	}
+	return nil, nil
+}
+
+func TestRetirerIsCalledEachTick(t *testing.T) {
+	w := newWorld("a")
+	a := testAgent(t, w)
+	r := &retirer{}
+	a.Retirer = r
+	for i := 0; i < 3; i++ {
+		tick(a)
+	}
+	ents, _ := journal.Read(journal.Path(a.Dir))
+	if r.calls != 3 || len(ents) != 1 || ents[0].Agent.Action != journal.AgentRetired || ents[0].Server != "a" {
+		t.Fatalf("calls %d, journal %+v", r.calls, ents)
+	}
+}
