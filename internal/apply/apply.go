@@ -80,6 +80,18 @@ type Hooks interface {
 	End(addr, verb string, elapsed time.Duration, detail string)
 }
 
+// Noter is implemented by Hooks that show the steps of a rollout (started,
+// gates passed, switched, draining, old instance stopped) as they happen.
+type Noter interface {
+	Note(addr, msg string)
+}
+
+func (a *Applier) note(addr, format string, args ...any) {
+	if n, ok := a.Hooks.(Noter); ok {
+		n.Note(addr, fmt.Sprintf(format, args...))
+	}
+}
+
 // ServerError is one server's failure, with the classified cause from its log.
 type ServerError struct {
 	Addr      string
@@ -172,7 +184,7 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 
 	// A rollout interrupted earlier left a deposed instance: put the state
 	// back to the instance that serves before doing anything else.
-	addErr(a.recoverDeposed(ctx))
+	addErr(a.recoverDeposed(ctx, p))
 
 	if p.Mode == plan.ModeRefreshOnly {
 		addErr(a.refreshOnly(ctx, p))
@@ -250,36 +262,145 @@ func setProc(s *state.Server, p *state.Instance) {
 	s.Driver, s.ID, s.PID, s.Group, s.StartTime, s.BootID, s.Cmdline = p.Driver, p.ID, p.PID, p.Group, p.StartTime, p.BootID, p.Cmdline
 }
 
-// recoverDeposed handles servers whose create-before-destroy rollout was
-// interrupted: the new, ungated instance is stopped and the old one, which
-// the proxy still points at, is the server again.
-func (a *Applier) recoverDeposed(ctx context.Context) error {
+// ProxyTargetFile is the file that names the backend a server's proxy
+// forwards to; apply rewrites it to switch, the proxy follows it.
+func ProxyTargetFile(stateDir, name string) string {
+	return filepath.Join(stateDir, "proxy", name+".target")
+}
+
+func proxyStatusFile(stateDir, name string) string {
+	return filepath.Join(stateDir, "proxy", name+".status.json")
+}
+
+// ProxyPort is the backend port the proxy of server name forwards to, read
+// from its target file; 0 when there is none.
+func ProxyPort(stateDir, name string) int {
+	t, err := proxy.ReadTarget(ProxyTargetFile(stateDir, name))
+	if err != nil {
+		return 0
+	}
+	_, port, err := net.SplitHostPort(t)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(port)
+	return n
+}
+
+func backendAddr(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+
+// drainLimit is the drain_timeout of server name in p, or the default.
+func drainLimit(p *plan.Plan, name string) time.Duration {
+	for _, c := range p.Changes {
+		if c.Name == name && c.After != nil && c.After.DrainTimeout > 0 {
+			return c.After.DrainTimeout
+		}
+	}
+	return plan.DefaultDrainTimeout
+}
+
+// recoverDeposed finishes create-before-destroy rollouts that a killed
+// apply left with two instances. Where the proxy really points (its target
+// file) and whether the new instance passed its gates decide, through
+// plan.RecoveryOf, which way: forward (the new instance serves; the old
+// drains and stops) or back (the proxy is pointed at the old instance
+// first, then the new one stops). The instance that serves is never stopped.
+func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 	var errs error
 	for _, name := range a.st.Names() {
-		s := a.st.Servers[name]
+		a.mu.Lock()
+		s := a.st.Servers[name].Clone()
+		a.mu.Unlock()
 		if s.Deposed == nil {
 			continue
 		}
-		if s.Status == state.StatusReady {
-			// The switch happened; only the old instance's stop was lost.
-			if err := a.Driver.Stop(ctx, ProcOf(s.Deposed), a.StopGrace); err != nil {
+		addr := s.Addr()
+		newAlive := hasProc(s) && a.Driver.Alive(ctx, ProcOf(s))
+		switch plan.RecoveryOf(s, ProxyPort(a.StateDir, name), newAlive) {
+		case plan.RecoverForward:
+			if s.Proxy != nil && a.Driver.Alive(ctx, s.Proxy) {
+				if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), proxyStatusFile(a.StateDir, name), backendAddr(s.BackendPort), 10*time.Second); err != nil {
+					errs = errors.Join(errs, &ServerError{Addr: addr, Phase: "proxy", Err: fmt.Errorf("finishing the interrupted rollout: %w; both instances are left running", err)})
+					continue
+				}
+			}
+			a.note(addr, "Finishing an interrupted rollout: the new instance (pid %d) passed its gates and serves", s.PID)
+			if err := a.update(func(st *state.File) {
+				cur := st.Servers[name]
+				cur.Status = state.StatusReady
+				if cur.ReadyAt.IsZero() {
+					cur.ReadyAt = a.now().UTC()
+				}
+			}); err != nil {
 				errs = errors.Join(errs, err)
 				continue
 			}
-			errs = errors.Join(errs, a.update(func(st *state.File) { st.Servers[name].Deposed = nil }))
-			continue
-		}
-		if hasProc(s) {
-			if err := a.Driver.Stop(ctx, ProcOf(s), a.StopGrace); err != nil {
+			if _, err := a.retire(ctx, addr, name, s.Deposed, s.BackendPort, drainLimit(p, name)); err != nil {
 				errs = errors.Join(errs, err)
-				continue
 			}
+		case plan.RecoverBack:
+			old := s.Deposed
+			if s.Proxy != nil && old.BackendPort != 0 && ProxyPort(a.StateDir, name) != old.BackendPort {
+				if !a.Driver.Alive(ctx, s.Proxy) {
+					// The next proxy starts from the target file.
+					_ = proxy.WriteTarget(ProxyTargetFile(a.StateDir, name), backendAddr(old.BackendPort))
+				} else if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), proxyStatusFile(a.StateDir, name), backendAddr(old.BackendPort), 10*time.Second); err != nil {
+					errs = errors.Join(errs, &ServerError{Addr: addr, Phase: "proxy", Err: fmt.Errorf("pointing the proxy back at the old instance: %w; both instances are left running", err)})
+					continue
+				}
+			}
+			if hasProc(s) {
+				if s.Proxy != nil && old.BackendPort != 0 {
+					// Requests the new instance took while the proxy pointed at it.
+					_, _ = proxy.Drain(ctx, proxyStatusFile(a.StateDir, name), backendAddr(old.BackendPort), drainLimit(p, name), nil)
+				}
+				if err := a.Driver.Stop(ctx, ProcOf(s), a.StopGrace); err != nil {
+					errs = errors.Join(errs, err)
+					continue
+				}
+			}
+			a.note(addr, "Rolled back an interrupted rollout: the old instance (pid %d) serves; the new one (pid %d) stopped", old.PID, s.PID)
+			old.Proxy = s.Proxy
+			errs = errors.Join(errs, a.update(func(st *state.File) { st.Set(old) }))
 		}
-		old := s.Deposed
-		old.Proxy = s.Proxy
-		errs = errors.Join(errs, a.update(func(st *state.File) { st.Set(old) }))
 	}
 	return errs
+}
+
+// retire drains the old instance of a rollout after the switch and stops
+// it, then forgets it. Reaching the drain limit is no failure: the old
+// instance stops and the requests it still streams are cut, and counted.
+// Interrupted, it leaves the old instance running and recorded as deposed;
+// the next apply finishes the drain.
+func (a *Applier) retire(ctx context.Context, addr, name string, old *state.Server, newBackend int, limit time.Duration) (cut int64, err error) {
+	if limit <= 0 {
+		limit = plan.DefaultDrainTimeout
+	}
+	start := a.now()
+	left, err := proxy.Drain(ctx, proxyStatusFile(a.StateDir, name), backendAddr(newBackend), limit, func(n int64, el time.Duration) {
+		a.note(addr, "Draining %d request(s) of the old instance (pid %d)... [%s elapsed, limit %s]", n, old.PID, el.Round(time.Second), limit)
+	})
+	if ctx.Err() != nil {
+		return 0, &ServerError{Addr: addr, Phase: "drain", Err: fmt.Errorf("interrupted while the old instance (pid %d) drained %d request(s); the new instance serves, the old one keeps running until they finish and is stopped by the next apply", old.PID, left)}
+	}
+	if err != nil {
+		// The proxy's status cannot be read (the proxy is gone): nothing
+		// can still flow through it to the old instance.
+		left = 0
+	}
+	if err := a.Driver.Stop(ctx, ProcOf(old), a.StopGrace); err != nil {
+		return 0, &ServerError{Addr: addr, Phase: "stop", Err: fmt.Errorf("the new instance serves, but the old one (pid %d) did not stop: %w", old.PID, err)}
+	}
+	if left > 0 {
+		a.note(addr, "Drain limit (%s) reached: the old instance (pid %d) stopped, cutting %d request(s) still streaming", limit, old.PID, left)
+	} else {
+		a.note(addr, "Old instance (pid %d) drained and stopped after %s", old.PID, a.now().Sub(start).Round(100*time.Millisecond))
+	}
+	return left, a.update(func(st *state.File) {
+		if cur := st.Servers[name]; cur != nil {
+			cur.Deposed = nil
+		}
+	})
 }
 
 // destroy stops a server (and, when it is deleted for good, its proxy) and
@@ -478,6 +599,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
 		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
 	}
+	a.note(c.Addr, "Started pid %d; waiting for it to load", proc.PID)
 
 	// Health: connection refused while loading is normal (vLLM), so is 503 (SGLang).
 	t := targetFor(d, enginePort)
@@ -502,6 +624,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 		rec.Footprint = footprintOf(fp)
 	}
 
+	a.note(c.Addr, "Ready; running the gates")
 	res, gerr := a.Gates.Check(ctx, t, d.Gate)
 	rec.Gate = res
 	if gerr != nil {
@@ -509,23 +632,32 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	}
 
 	if d.Proxy {
+		// The gates are recorded before the switch: an apply killed from
+		// here on finishes the rollout forward.
+		if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
+			return &ServerError{Addr: c.Addr, Phase: "gates", Err: err}
+		}
 		if err := a.ensureProxy(ctx, rec, d, enginePort); err != nil {
 			return a.fail(ctx, c, rec, old, cbd, "proxy", err, proc)
 		}
+		if cbd {
+			a.note(c.Addr, "Gates passed; the proxy on port %d switched to the new instance (pid %d)", d.Port, rec.PID)
+		}
 	}
+	// The switch is recorded before the drain.
 	rec.Status = state.StatusReady
 	rec.ReadyAt = a.now().UTC()
 	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
 		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
 	}
+	var cut int64
 	if cbd {
-		if err := a.Driver.Stop(ctx, ProcOf(rec.Deposed), a.StopGrace); err != nil {
-			return &ServerError{Addr: c.Addr, Phase: "stop", Err: fmt.Errorf("the new server serves, but the old one (pid %d) did not stop: %w", rec.Deposed.PID, err)}
-		}
-		rec.Deposed = nil
-		if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
+		n, err := a.retire(ctx, c.Addr, d.Name, rec.Deposed, enginePort, d.DrainTimeout)
+		if err != nil {
 			return err
 		}
+		cut = n
+		rec.Deposed = nil
 	}
 	if a.Journal != nil {
 		a.Journal(rec, c)
@@ -539,23 +671,26 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 		if d.Proxy {
 			detail = fmt.Sprintf("pid %d, port %d through the proxy", rec.PID, d.Port)
 		}
+		if cut > 0 {
+			detail += fmt.Sprintf("; %d request(s) of the old instance cut at the drain limit", cut)
+		}
 		a.Hooks.End(c.Addr, verb, a.now().Sub(start), detail)
 	}
 	return nil
 }
 
-// ensureProxy starts the server's proxy if it has none, then points it at
-// the new engine and waits until the old one has drained.
+// ensureProxy starts the server's proxy if it has none, or points the one
+// that runs at the new engine and waits until it forwards there.
 func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.Desired, enginePort int) error {
 	dir := filepath.Join(a.StateDir, "proxy")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	targetFile := filepath.Join(dir, d.Name+".target")
-	statusFile := filepath.Join(dir, d.Name+".status.json")
-	backend := net.JoinHostPort("127.0.0.1", strconv.Itoa(enginePort))
+	targetFile := ProxyTargetFile(a.StateDir, d.Name)
+	statusFile := proxyStatusFile(a.StateDir, d.Name)
+	backend := backendAddr(enginePort)
 	if rec.Proxy != nil && a.Driver.Alive(ctx, rec.Proxy) {
-		return proxy.Switch(ctx, targetFile, statusFile, backend, 2*time.Minute)
+		return proxy.Point(ctx, targetFile, statusFile, backend, 10*time.Second)
 	}
 	if err := proxy.WriteTarget(targetFile, backend); err != nil {
 		return err
@@ -601,6 +736,22 @@ func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.De
 // fail stops what this apply started for the server, restores the old
 // instance of a rollout, classifies the log and returns the explained error.
 func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Server, cbd bool, phase string, cause error, proc *state.Instance) error {
+	if cbd && rec.Proxy != nil && old.BackendPort != 0 && ProxyPort(a.StateDir, rec.Name) != old.BackendPort {
+		// The proxy points at the new instance (or is not known to point at
+		// the old one): point it back at the old one before stopping the new.
+		// This must finish even when apply is interrupted.
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+		err := proxy.Point(bctx, ProxyTargetFile(a.StateDir, rec.Name), proxyStatusFile(a.StateDir, rec.Name), backendAddr(old.BackendPort), 10*time.Second)
+		if err == nil {
+			_, _ = proxy.Drain(bctx, proxyStatusFile(a.StateDir, rec.Name), backendAddr(old.BackendPort), 5*time.Second, nil)
+		}
+		cancel()
+		if err != nil {
+			// Stop nothing: the state keeps both instances and the next
+			// apply decides from where the proxy points.
+			return &ServerError{Addr: c.Addr, Phase: phase, Err: fmt.Errorf("%w; pointing the proxy back at the old instance failed too (%v): both instances are left running and recorded", cause, err)}
+		}
+	}
 	if proc != nil {
 		_ = a.Driver.Stop(ctx, proc, a.StopGrace)
 	}

@@ -404,6 +404,15 @@ func (u *applyUI) Progress(addr string, elapsed time.Duration, lastLog string) {
 	fmt.Fprintln(u.m.Out, line)
 }
 
+// Note prints a step of a rollout ("Gates passed; the proxy ... switched").
+func (u *applyUI) Note(addr, msg string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.clearLive()
+	fmt.Fprintf(u.m.Out, "%s: %s\n", u.m.colorize("[bold]"+addr+"[reset]"), msg)
+	u.drawLive()
+}
+
 func (u *applyUI) End(addr, verb string, elapsed time.Duration, detail string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()

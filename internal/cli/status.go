@@ -98,7 +98,7 @@ func runStatus(m *Meta, args []string) int {
 	if !ok {
 		return ExitError
 	}
-	obs := newObserver()
+	obs := newObserver(b.stateDir)
 	// GPU memory held by each server's processes, where NVML (or the
 	// configured inventory) lists them; a failed snapshot only costs the
 	// column.

@@ -29,6 +29,7 @@ type Config struct {
 	Models    map[string]*Model
 	Servers   map[string]*Server
 	Clusters  map[string]*Cluster // cluster.go
+	Outputs   map[string]*Output  // output.go
 }
 
 // Roofline is the top-level settings block.
@@ -50,7 +51,11 @@ type Roofline struct {
 // Engine is an inference engine install: a local command, a docker image or
 // the built-in rehearsal engine.
 type Engine struct {
+	// Name is the instance name, as in addresses: "vllm", or `vllm["a"]` /
+	// "vllm[0]" for an instance of a block with for_each / count.
 	Name    string
+	Block   string // the block's label
+	Key     string // `["a"]`, "[0]", or "" for a block without repetition
 	Kind    string // KindVLLM or KindSGLang
 	Version string // pinned version; plan fails if the installed one differs
 
@@ -77,7 +82,9 @@ func (e *Engine) Addr() string { return "engine." + e.Name }
 
 // Model is a local model folder (safetensors).
 type Model struct {
-	Name       string
+	Name       string // instance name, as Engine.Name
+	Block      string
+	Key        string
 	Path       string // absolute after loading
 	ServedName string // default: the block name
 	Checksums  string // optional sha256sum-format file, absolute after loading
@@ -93,9 +100,14 @@ func (m *Model) Addr() string { return "model." + m.Name }
 
 // Server is one engine process serving one model on some GPUs.
 type Server struct {
+	// Name is the instance name, as in addresses: "qwen3", or `web["a"]` /
+	// "web[0]" for an instance of a block with for_each / count. Addr is
+	// "server." + Name everywhere: plan, state, -target, logs, status.
 	Name   string
-	Engine string // engine block name
-	Model  string // model block name
+	Block  string // the block's label: "web"
+	Key    string // `["a"]`, "[0]", or "" for a block without repetition
+	Engine string // engine instance name
+	Model  string // model instance name
 
 	GPUs []int
 	Port int
@@ -182,8 +194,16 @@ type Bench struct {
 // Lifecycle mirrors Terraform's lifecycle block.
 type Lifecycle struct {
 	CreateBeforeDestroy bool
-	DeclRange           hcl.Range `json:"-"`
+	// DrainTimeout bounds how long a rollout waits, after the switch, for
+	// the old instance's requests to finish; then the old instance stops and
+	// what is still streaming is cut (and counted). Default 2m.
+	DrainTimeout time.Duration
+	DeclRange    hcl.Range `json:"-"`
+	Ranges       Ranges    `json:"-"`
 }
+
+// DefaultDrainTimeout is lifecycle's drain_timeout when it is not set.
+const DefaultDrainTimeout = 2 * time.Minute
 
 // Ranges maps an attribute name to the range of its value expression, so a
 // check about that attribute can point at it.

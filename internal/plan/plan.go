@@ -115,9 +115,15 @@ type Desired struct {
 	// backend port chosen at apply, so that a replacement can overlap the
 	// old instance (create_before_destroy).
 	Proxy bool `json:"proxy,omitempty"`
+	// DrainTimeout bounds the wait for the old instance's requests after a
+	// switch (lifecycle's drain_timeout); reaching it cuts them.
+	DrainTimeout time.Duration `json:"drain_timeout,omitempty"`
 	// ClaimBytes is the GPU memory the engine takes on each of its GPUs.
 	ClaimBytes uint64 `json:"claim_bytes"`
 }
+
+// DefaultDrainTimeout is lifecycle's drain_timeout when none is set.
+const DefaultDrainTimeout = config.DefaultDrainTimeout
 
 // GateSpec is the gate configuration as apply needs it.
 type GateSpec struct {
@@ -144,6 +150,22 @@ type Change struct {
 	// LastBench is the running server's last benchmark, shown beside the
 	// thresholds its replacement must meet.
 	LastBench *journal.Entry `json:"last_bench,omitempty"`
+	// EnvChanges are the environment variables that differ, per key.
+	EnvChanges []EnvChange `json:"env_changes,omitempty"`
+	// ModelFiles names the files of the model folder that changed
+	// ("~ config.json", "+ extra.safetensors", "- old.bin").
+	ModelFiles []string `json:"model_files,omitempty"`
+}
+
+// EnvChange is one environment variable's change. Sensitive values (by
+// name, or recorded redacted) are never carried: Before and After are
+// then empty.
+type EnvChange struct {
+	Key       string `json:"key"`
+	Action    string `json:"action"` // "create", "update" or "delete"
+	Before    string `json:"before,omitempty"`
+	After     string `json:"after,omitempty"`
+	Sensitive bool   `json:"sensitive,omitempty"`
 }
 
 // Drift is something that changed outside roofline.

@@ -32,7 +32,11 @@ type EngineResult struct {
 type ModelResult struct {
 	Info        *model.Info
 	Fingerprint string
-	Err         error
+	// Files is the folder's manifest (ModelManifest); LegacyFingerprint
+	// the fingerprint older roofline versions recorded.
+	Files             map[string]string
+	LegacyFingerprint string
+	Err               error
 }
 
 // Observation is what refresh saw of one server in the state.
@@ -46,6 +50,40 @@ type Observation struct {
 	// GPUPids are the pids of the server's process group, to tell its GPU
 	// memory from foreign processes.
 	GPUPids []int
+	// ProxyPort is the backend port the server's proxy forwards to (read
+	// from its target file, which the proxy follows within 100 ms); 0 when
+	// there is no proxy or it cannot be read. It decides which instance of
+	// an interrupted rollout serves.
+	ProxyPort int
+}
+
+// Recovery is what an interrupted create-before-destroy rollout (a state
+// with a deposed instance) needs. Plan describes it and apply does it, both
+// through RecoveryOf, so they agree.
+type Recovery int
+
+const (
+	// RecoverForward: the new instance passed its gates (or the proxy
+	// already points at it): it becomes the server; the proxy is pointed at
+	// it, the old instance drains and stops.
+	RecoverForward Recovery = iota + 1
+	// RecoverBack: the new instance never passed its gates or is gone: the
+	// proxy is pointed back at the old instance (when it is not already)
+	// before the new one is stopped.
+	RecoverBack
+)
+
+// RecoveryOf decides an interrupted rollout of s (s.Deposed != nil): s is the
+// new instance, newAlive whether its process runs, proxyPort where the proxy
+// points (0 unknown). The instance that serves is never the one stopped.
+func RecoveryOf(s *state.Server, proxyPort int, newAlive bool) Recovery {
+	if !newAlive {
+		return RecoverBack
+	}
+	if s.Status == state.StatusReady || (proxyPort != 0 && proxyPort == s.BackendPort) || (s.Gate != nil && s.Gate.Passed) {
+		return RecoverForward
+	}
+	return RecoverBack
 }
 
 // PortChecker says whether a port is held, and by whom.
@@ -141,6 +179,7 @@ type planner struct {
 	prior   *state.File
 	desired map[string]*Desired
 	fits    map[string]*vram.Result
+	specs   map[*model.Info]specResult // per model, see modelSpec
 }
 
 func (pl *planner) diag(sev hcl.DiagnosticSeverity, rng *hcl.Range, summary, detail string, args ...any) {
@@ -267,7 +306,7 @@ func (pl *planner) desire(s *config.Server) {
 	d := &Desired{
 		Name:   s.Name,
 		Engine: state.EngineRef{Name: e.Name, Kind: e.Kind, Version: er.Installed.Version, Identity: engineIdentity(e, er.Installed)},
-		Model:  state.ModelRef{Name: m.Name, Path: m.Path, ServedName: m.ServedName, Fingerprint: mr.Fingerprint},
+		Model:  state.ModelRef{Name: m.Name, Path: m.Path, ServedName: m.ServedName, Fingerprint: mr.Fingerprint, Files: mr.Files},
 		Argv:   launch.Argv,
 		Env:    launch.Env,
 		GPUs:   slices.Clone(s.GPUs),
@@ -289,9 +328,29 @@ func (pl *planner) desire(s *config.Server) {
 		}
 		d.Env["ROOFLINE_REHEARSAL_INVENTORY"] = src
 	}
+	if prev := pl.prior.Servers[s.Name]; prev != nil && prev.Model.Files == nil && prev.Model.Fingerprint != "" &&
+		prev.Model.Fingerprint == mr.LegacyFingerprint && prev.Model.Path == m.Path {
+		// Recorded by a roofline that fingerprinted modification times:
+		// the folder is unchanged, so keep its fingerprint and restart
+		// nothing; the next start records the manifest.
+		d.Model.Fingerprint, d.Model.Files = prev.Model.Fingerprint, nil
+	}
+	if d.Gate.Bench != nil {
+		// Source ranges are where a value was written, not what it is: a
+		// comment or a reordered attribute must not change the gate hash.
+		b := *d.Gate.Bench
+		b.DeclRange, b.Ranges = hcl.Range{}, nil
+		d.Gate.Bench = &b
+	}
 	prefix := len(engine.Command(e, pl.in.Self))
 	d.CommandLen = prefix
 	d.Proxy = s.Lifecycle.CreateBeforeDestroy
+	if d.Proxy {
+		d.DrainTimeout = s.Lifecycle.DrainTimeout
+		if d.DrainTimeout <= 0 {
+			d.DrainTimeout = config.DefaultDrainTimeout
+		}
+	}
 	d.ConfigHash = hashOf(struct {
 		Args   []string
 		Env    map[string]string
@@ -303,7 +362,7 @@ func (pl *planner) desire(s *config.Server) {
 		Driver string
 		Image  string
 		Proxy  bool
-	}{launch.Argv[min(prefix, len(launch.Argv)):], launch.Env, d.GPUs, d.Host, d.Port, d.Engine, d.Model, d.Driver, d.Image, d.Proxy})
+	}{launch.Argv[min(prefix, len(launch.Argv)):], launch.Env, d.GPUs, d.Host, d.Port, d.Engine, modelIdentity(d.Model), d.Driver, d.Image, d.Proxy})
 	d.GateHash = hashOf(d.Gate)
 	pl.desired[s.Name] = d
 
@@ -327,6 +386,13 @@ func engineIdentity(e *config.Engine, inst *engine.Installed) string {
 		return "rehearsal:" + e.Kind + "@" + e.Version
 	}
 	return hashOf(inst.Identity)
+}
+
+// modelIdentity is what of a model reference the config hash covers: the
+// manifest is summed up by the fingerprint.
+func modelIdentity(m state.ModelRef) state.ModelRef {
+	m.Files = nil
+	return m
 }
 
 func hashOf(v any) string {
@@ -363,16 +429,35 @@ func (pl *planner) diff() {
 			after = nil
 		}
 		obs := pl.in.Observed[name]
-		if before != nil && before.Deposed != nil && before.Status != state.StatusReady {
-			// A create-before-destroy rollout was interrupted: the old
-			// instance still serves (the proxy points at it); apply stops
-			// the ungated new one and starts over from the old.
-			pl.p.Drift = append(pl.p.Drift, &Drift{Addr: "server." + name, Summary: "a rollout was interrupted",
-				Detail: fmt.Sprintf("the new instance (pid %d) never passed its gates and will be stopped; the old one (pid %d) keeps serving", before.PID, before.Deposed.PID)})
-			restored := before.Deposed.Clone()
-			restored.Proxy = before.Proxy
-			before = restored
-			obs = nil
+		if before != nil && before.Deposed != nil {
+			proxyPort, alive := 0, obs == nil || obs.Alive
+			if obs != nil {
+				proxyPort = obs.ProxyPort
+			}
+			switch RecoveryOf(before, proxyPort, alive) {
+			case RecoverBack:
+				// The old instance still serves (or will, once the proxy is
+				// pointed back at it); apply stops the new one and starts
+				// over from the old.
+				why := fmt.Sprintf("the new instance (pid %d) never passed its gates", before.PID)
+				if !alive {
+					why = fmt.Sprintf("the new instance (pid %d) is gone", before.PID)
+				}
+				pl.p.Drift = append(pl.p.Drift, &Drift{Addr: "server." + name, Summary: "a rollout was interrupted",
+					Detail: why + fmt.Sprintf("; apply points the proxy at the old one (pid %d), which keeps serving, and then stops the new one", before.Deposed.PID)})
+				restored := before.Deposed.Clone()
+				restored.Proxy = before.Proxy
+				before = restored
+				obs = nil
+			case RecoverForward:
+				if before.Status != state.StatusReady {
+					pl.p.Drift = append(pl.p.Drift, &Drift{Addr: "server." + name, Summary: "a rollout was interrupted after its gates",
+						Detail: fmt.Sprintf("the new instance (pid %d) passed its gates; apply finishes the rollout: the proxy points at it, the old one (pid %d) drains and stops", before.PID, before.Deposed.PID)})
+					promoted := before.Clone()
+					promoted.Status = state.StatusReady
+					before = promoted
+				}
+			}
 		}
 		c := &Change{Addr: "server." + name, Name: name, Before: before, After: after, Fit: pl.fits[name]}
 		if before != nil {
@@ -400,6 +485,10 @@ func (pl *planner) diff() {
 			c.Reason = "the process is gone (" + obs.Detail + "); roofline starts it again"
 		case before.ConfigHash != after.ConfigHash || slices.Contains(pl.in.Replace, name) || before.Status == state.StatusFailed || before.Status == state.StatusStarting:
 			c.ReplacePaths = replacePaths(before, after)
+			c.EnvChanges = EnvDiff(before.Env, after.Env)
+			if before.Model.Fingerprint != after.Model.Fingerprint && before.Model.Path == after.Model.Path {
+				c.ModelFiles = ModelFileChanges(before.Model.Files, after.Model.Files)
+			}
 			switch {
 			case slices.Contains(pl.in.Replace, name) && len(c.ReplacePaths) == 0:
 				c.Reason = "replacement requested with -replace"
@@ -409,6 +498,12 @@ func (pl *planner) diff() {
 				c.Reason = "an interrupted apply never finished its gates"
 			default:
 				c.Reason = strings.Join(c.ReplacePaths, ", ") + " changed"
+				if len(c.EnvChanges) > 0 {
+					c.Reason += "; env: " + envKeys(c.EnvChanges)
+				}
+				if len(c.ModelFiles) > 0 {
+					c.Reason += "; model files: " + strings.Join(c.ModelFiles, ", ")
+				}
 			}
 			c.Action = DeleteThenCreate
 			if cs := pl.in.Config.Servers[name]; cs != nil && cs.Lifecycle.CreateBeforeDestroy {
@@ -475,4 +570,45 @@ func sortDiags(diags hcl.Diagnostics) {
 			return a.Start.Byte < b.Start.Byte
 		}
 	})
+}
+
+// EnvDiff compares a recorded env (secrets redacted) with the desired one,
+// key by key, in key order.
+func EnvDiff(before, after map[string]string) []EnvChange {
+	var out []EnvChange
+	keys := map[string]bool{}
+	for k := range before {
+		keys[k] = true
+	}
+	for k := range after {
+		keys[k] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		b, inB := before[k]
+		a, inA := after[k]
+		c := EnvChange{Key: k, Sensitive: state.IsSecretName(k) || state.IsRedacted(b)}
+		switch {
+		case inB && inA && state.Matches(b, a):
+			continue
+		case !inB:
+			c.Action = "create"
+		case !inA:
+			c.Action = "delete"
+		default:
+			c.Action = "update"
+		}
+		if !c.Sensitive {
+			c.Before, c.After = b, a
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func envKeys(cs []EnvChange) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = map[string]string{"create": "+", "update": "~", "delete": "-"}[c.Action] + " " + c.Key
+	}
+	return strings.Join(parts, ", ")
 }

@@ -50,6 +50,8 @@ type JSONChange struct {
 	VRAM         *vram.Result     `json:"vram,omitempty"`
 	Measured     *state.Footprint `json:"measured,omitempty"`
 	LastBench    *journal.Entry   `json:"last_bench,omitempty"`
+	EnvChanges   []EnvChange      `json:"env_changes,omitempty"`
+	ModelFiles   []string         `json:"model_files,omitempty"`
 }
 
 // ToJSON converts the plan.
@@ -81,7 +83,7 @@ func (p *Plan) ToJSON() *JSONPlan {
 		j.ResourceChanges = append(j.ResourceChanges, JSONChange{
 			Address: c.Addr, Type: "server", Name: c.Name, Actions: c.Action.JSON(), Reason: c.Reason,
 			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, VRAM: c.Fit, Measured: c.Measured,
-			LastBench: c.LastBench,
+			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles,
 		})
 	}
 	return j
@@ -106,7 +108,7 @@ func FromJSON(j *JSONPlan) *Plan {
 	for _, c := range j.ResourceChanges {
 		p.Changes = append(p.Changes, &Change{Addr: c.Address, Name: c.Name, Action: ActionFromJSON(c.Actions), Reason: c.Reason,
 			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, Fit: c.VRAM, Measured: c.Measured,
-			LastBench: c.LastBench})
+			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles})
 	}
 	return p
 }
@@ -321,7 +323,40 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 			fmt.Fprintln(w, "        ]")
 		}
 		if envChanged(b, a) {
-			attr("~", "env", "(changed)")
+			changes := ch.EnvChanges
+			if changes == nil {
+				changes = EnvDiff(b.Env, a.Env)
+			}
+			fmt.Fprintf(w, "      %s env      = {\n", c("[yellow]~[reset]"))
+			for _, e := range changes {
+				val := func(v string) string {
+					if e.Sensitive {
+						return "(sensitive value)"
+					}
+					return fmt.Sprintf("%q", v)
+				}
+				switch e.Action {
+				case "create":
+					fmt.Fprintf(w, "          %s %s = %s\n", c("[green]+[reset]"), e.Key, val(e.After))
+				case "delete":
+					fmt.Fprintf(w, "          %s %s = %s\n", c("[red]-[reset]"), e.Key, val(e.Before))
+				default:
+					fmt.Fprintf(w, "          %s %s = %s -> %s\n", c("[yellow]~[reset]"), e.Key, val(e.Before), val(e.After))
+				}
+			}
+			fmt.Fprintln(w, "        }")
+		}
+		if len(ch.ModelFiles) > 0 {
+			fmt.Fprintf(w, "      %s model files = [\n", c("[yellow]~[reset]"))
+			for _, f := range ch.ModelFiles {
+				sign, name, _ := strings.Cut(f, " ")
+				col := map[string]string{"+": "[green]", "-": "[red]"}[sign]
+				if col == "" {
+					col = "[yellow]"
+				}
+				fmt.Fprintf(w, "          %s %q,\n", c(col+sign+"[reset]"), name)
+			}
+			fmt.Fprintln(w, "        ]")
 		}
 		switch {
 		case act == Update && b.Deposed != nil:

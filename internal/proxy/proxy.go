@@ -112,13 +112,6 @@ func (p *Proxy) counter(backend string) *atomic.Int64 {
 
 // ServeHTTP forwards one request to the current target.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p.mu.RLock()
-	target, rp := p.target, p.rp
-	p.mu.RUnlock()
-	if rp == nil {
-		http.Error(w, "roofline proxy: no engine to forward to yet", http.StatusServiceUnavailable)
-		return
-	}
 	// Read the request body before forwarding. Streaming it straight through
 	// races with net/http's server, which discards an unread request body
 	// when the response starts on a keep-alive connection: the transport's
@@ -137,8 +130,22 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(data))
 		r.ContentLength = int64(len(data))
 	}
-	c := p.counter(target)
-	c.Add(1)
+	// The request is counted against its backend under the lock that a
+	// switch takes: once the status shows the new target, every request
+	// still bound for the old backend is in its count, so a drain that sees
+	// 0 there can stop it.
+	p.mu.RLock()
+	target, rp := p.target, p.rp
+	var c *atomic.Int64
+	if rp != nil {
+		c = p.counter(target)
+		c.Add(1)
+	}
+	p.mu.RUnlock()
+	if rp == nil {
+		http.Error(w, "roofline proxy: no engine to forward to yet", http.StatusServiceUnavailable)
+		return
+	}
 	p.dirty.Store(true)
 	defer func() {
 		c.Add(-1)
@@ -223,11 +230,21 @@ func ReadStatus(path string) (*Status, error) {
 	return &st, nil
 }
 
-// Switch points the proxy at target and waits until the proxy forwards there
-// and no request is in flight to any other backend (the old engine has
-// drained), or until timeout.
-func Switch(ctx context.Context, targetFile, statusFile, target string, timeout time.Duration) error {
-	slog.Info("proxy: switching", "target", target, "drain_timeout", timeout)
+// Switch points the proxy at target and then drains: Point, then Drain
+// with the given limit. It returns how many requests to other backends were
+// still in flight when the limit was reached (0 when they all finished).
+func Switch(ctx context.Context, targetFile, statusFile, target string, limit time.Duration) (int64, error) {
+	if err := Point(ctx, targetFile, statusFile, target, 10*time.Second); err != nil {
+		return 0, err
+	}
+	return Drain(ctx, statusFile, target, limit, nil)
+}
+
+// Point rewrites the target file and waits until the proxy reports that it
+// forwards there (it re-reads the file every 100 ms), or until timeout.
+// After Point returns nil no new request goes to any other backend.
+func Point(ctx context.Context, targetFile, statusFile, target string, timeout time.Duration) error {
+	slog.Info("proxy: switching", "target", target)
 	if err := WriteTarget(targetFile, target); err != nil {
 		return err
 	}
@@ -235,28 +252,73 @@ func Switch(ctx context.Context, targetFile, statusFile, target string, timeout 
 	for {
 		st, err := ReadStatus(statusFile)
 		if err == nil && st.Target == target {
-			drained := true
-			for b, n := range st.InFlight {
-				if b != target && n > 0 {
-					drained = false
-				}
-			}
-			if drained {
-				return nil
-			}
+			return nil
 		}
 		if time.Now().After(deadline) {
-			if err == nil && st.Target == target {
-				return fmt.Errorf("requests to the old engine did not finish within %s", timeout)
-			}
 			return fmt.Errorf("the proxy did not switch to %s within %s", target, timeout)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// InFlightElsewhere is how many requests the proxy still forwards to
+// backends other than target.
+func (st *Status) InFlightElsewhere(target string) int64 {
+	var n int64
+	for b, c := range st.InFlight {
+		if b != target && c > 0 {
+			n += c
+		}
+	}
+	return n
+}
+
+// Drain waits until no request is in flight to a backend other than target,
+// up to limit. Reaching the limit is not an error: it returns how many
+// requests were still in flight then (the caller stops the old backend, which
+// cuts them). progress, when set, is called about once a second with the
+// count and the time spent. An error is returned only when ctx ends or the
+// status file cannot be read.
+func Drain(ctx context.Context, statusFile, target string, limit time.Duration, progress func(inFlight int64, elapsed time.Duration)) (int64, error) {
+	start := time.Now()
+	var lastReport time.Time
+	for {
+		st, err := ReadStatus(statusFile)
+		if err != nil {
+			return 0, fmt.Errorf("reading the proxy status: %w", err)
+		}
+		n := st.InFlightElsewhere(target)
+		if n == 0 {
+			return 0, nil
+		}
+		el := time.Since(start)
+		if el >= limit {
+			return n, nil
+		}
+		if progress != nil && time.Since(lastReport) >= 5*time.Second {
+			lastReport = time.Now()
+			progress(n, el)
+		}
+		select {
+		case <-ctx.Done():
+			return n, ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// ReadTarget returns the backend (host:port) the target file names: where
+// the proxy forwards, or will within 100 ms.
+func ReadTarget(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 // WriteTarget atomically replaces the target file.

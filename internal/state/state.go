@@ -127,6 +127,9 @@ type ModelRef struct {
 	Path        string `json:"path"`
 	ServedName  string `json:"served_name"`
 	Fingerprint string `json:"fingerprint"` // the model layer's cheap fingerprint of the folder
+	// Files maps each file of the folder to "SIZE:DIGEST" (content, not
+	// modification time), so a plan can name the files that changed.
+	Files map[string]string `json:"files,omitempty"`
 }
 
 // GateResult is the outcome of a server's promotion gates. The per-gate
