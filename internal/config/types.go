@@ -29,6 +29,7 @@ type Config struct {
 	Models    map[string]*Model
 	Servers   map[string]*Server
 	Clusters  map[string]*Cluster // cluster.go
+	Outputs   map[string]*Output  // output.go
 
 	// secrets are the plain values of attributes and keys whose names say
 	// secret, and of sensitive paths (see Secrets).
@@ -44,6 +45,9 @@ type Roofline struct {
 	// instead of NVML: for rehearsals and code review on machines with no GPU.
 	// Relative to Config.Dir. The -inventory flag overrides it.
 	Inventory string
+	// BackendPorts is the range [lo, hi] the engines behind roofline's
+	// proxies listen in, on 127.0.0.1; zero means DefaultBackendPorts.
+	BackendPorts [2]int
 
 	DeclRange hcl.Range       `json:"-"`
 	Ranges    Ranges          `json:"-"`
@@ -209,6 +213,19 @@ type Lifecycle struct {
 	DrainTimeout time.Duration
 	DeclRange    hcl.Range `json:"-"`
 	Ranges       Ranges    `json:"-"`
+}
+
+// DefaultBackendPorts is the roofline block's backend_ports when it is not
+// set: below the kernel's default ephemeral range (32768-60999), so an
+// outgoing connection cannot take a backend port before its engine binds it.
+var DefaultBackendPorts = [2]int{20000, 29999}
+
+// BackendPortRange is the configured backend port range, or the default.
+func (c *Config) BackendPortRange() [2]int {
+	if c != nil && c.Roofline != nil && c.Roofline.BackendPorts[0] != 0 {
+		return c.Roofline.BackendPorts
+	}
+	return DefaultBackendPorts
 }
 
 // DefaultDrainTimeout is lifecycle's drain_timeout when it is not set.
