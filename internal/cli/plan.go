@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -114,6 +115,12 @@ func serverNames(m *Meta, cfg *config.Config, st *state.File, addrs []string, fl
 		_, inCfg := cfg.Servers[name]
 		inState := st != nil && st.Server(name) != nil
 		if !inCfg && !inState {
+			// server.web names every instance of a block with for_each or
+			// count, as in Terraform.
+			if insts := instancesOf(cfg, st, name); len(insts) > 0 {
+				out = append(out, insts...)
+				continue
+			}
 			var known []string
 			for n := range cfg.Servers {
 				known = append(known, "server."+n)
@@ -124,6 +131,30 @@ func serverNames(m *Meta, cfg *config.Config, st *state.File, addrs []string, fl
 		out = append(out, name)
 	}
 	return out, true
+}
+
+// instancesOf returns the instance names (web["a"], web[0]) of block name
+// in the configuration and the state, sorted.
+func instancesOf(cfg *config.Config, st *state.File, block string) []string {
+	seen := map[string]bool{}
+	for n, s := range cfg.Servers {
+		if s.Block == block && s.Key != "" {
+			seen[n] = true
+		}
+	}
+	if st != nil {
+		for n := range st.Servers {
+			if strings.HasPrefix(n, block+"[") {
+				seen[n] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // makePlan loads everything and plans. It prints diagnostics-free errors

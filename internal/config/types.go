@@ -50,7 +50,11 @@ type Roofline struct {
 // Engine is an inference engine install: a local command, a docker image or
 // the built-in rehearsal engine.
 type Engine struct {
+	// Name is the instance name, as in addresses: "vllm", or `vllm["a"]` /
+	// "vllm[0]" for an instance of a block with for_each / count.
 	Name    string
+	Block   string // the block's label
+	Key     string // `["a"]`, "[0]", or "" for a block without repetition
 	Kind    string // KindVLLM or KindSGLang
 	Version string // pinned version; plan fails if the installed one differs
 
@@ -77,7 +81,9 @@ func (e *Engine) Addr() string { return "engine." + e.Name }
 
 // Model is a local model folder (safetensors).
 type Model struct {
-	Name       string
+	Name       string // instance name, as Engine.Name
+	Block      string
+	Key        string
 	Path       string // absolute after loading
 	ServedName string // default: the block name
 	Checksums  string // optional sha256sum-format file, absolute after loading
@@ -93,9 +99,14 @@ func (m *Model) Addr() string { return "model." + m.Name }
 
 // Server is one engine process serving one model on some GPUs.
 type Server struct {
+	// Name is the instance name, as in addresses: "qwen3", or `web["a"]` /
+	// "web[0]" for an instance of a block with for_each / count. Addr is
+	// "server." + Name everywhere: plan, state, -target, logs, status.
 	Name   string
-	Engine string // engine block name
-	Model  string // model block name
+	Block  string // the block's label: "web"
+	Key    string // `["a"]`, "[0]", or "" for a block without repetition
+	Engine string // engine instance name
+	Model  string // model instance name
 
 	GPUs []int
 	Port int

@@ -27,6 +27,17 @@ const FileName = "journal.jsonl"
 const (
 	KindRollout = "rollout"
 	KindBench   = "bench"
+	// KindAgent is what roofline agent did to keep a server up.
+	KindAgent = "agent"
+)
+
+// Agent actions.
+const (
+	AgentRestarted     = "restarted"      // the server was started again and passed its health gate
+	AgentRestartFailed = "restart_failed" // a restart failed; Class names the cause
+	AgentGaveUp        = "gave_up"        // too many failed restarts: the agent stopped trying
+	AgentRebooted      = "rebooted"       // the host rebooted since the agent last ran (Server is "")
+	AgentRetired       = "retired"        // a previous instance kept for rollback was stopped
 )
 
 // maxLine bounds one entry; a real one is a few KiB.
@@ -49,6 +60,7 @@ type Entry struct {
 
 	Gate  *GateSummary  `json:"gate,omitempty"`
 	Bench *BenchSummary `json:"bench,omitempty"`
+	Agent *AgentEvent   `json:"agent,omitempty"`
 
 	// Line is the entry's line number in the file (1-based), set by Read.
 	Line int `json:"-"`
@@ -78,6 +90,18 @@ type GateSummary struct {
 	Bench  string `json:"bench,omitempty"`
 	// Failures are the failed checks and violated thresholds, one line each.
 	Failures []string `json:"failures,omitempty"`
+}
+
+// AgentEvent is one action of roofline agent.
+type AgentEvent struct {
+	Action string `json:"action"` // AgentRestarted, ...
+	// Reason says why the agent acted: "the process is gone (...)".
+	Reason  string `json:"reason,omitempty"`
+	Attempt int    `json:"attempt,omitempty"` // the restart's number since the server was last healthy
+	// Class and Cause are the log classifier's verdict on a failed restart.
+	Class string `json:"class,omitempty"`
+	Cause string `json:"cause,omitempty"`
+	PID   int    `json:"pid,omitempty"` // the new process of a restart
 }
 
 // BenchSummary is what the journal keeps of a benchmark: the load and the

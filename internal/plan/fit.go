@@ -36,6 +36,26 @@ func (pl *planner) foreignUse() map[int]uint64 {
 	return out
 }
 
+// modelSpec is fromodel.Spec, once per model: a fleet declared with
+// for_each runs one model on hundreds of servers, and classifying its
+// tensors was most of a plan's time. The spec is only read afterwards.
+func (pl *planner) modelSpec(info *model.Info) (vram.ModelSpec, error) {
+	if r, ok := pl.specs[info]; ok {
+		return r.spec, r.err
+	}
+	spec, err := fromodel.Spec(info)
+	if pl.specs == nil {
+		pl.specs = map[*model.Info]specResult{}
+	}
+	pl.specs[info] = specResult{spec, err}
+	return spec, err
+}
+
+type specResult struct {
+	spec vram.ModelSpec
+	err  error
+}
+
 // fit sizes one server with the engine's own memory rules and reports a
 // model that does not fit, or a KV cache too small for the concurrency.
 func (pl *planner) fit(s *config.Server, e *config.Engine, info *model.Info, d *Desired, inst *engine.Installed) {
@@ -47,7 +67,7 @@ func (pl *planner) fit(s *config.Server, e *config.Engine, info *model.Info, d *
 	if !ok {
 		return // crossChecks reports the missing GPU
 	}
-	spec, err := fromodel.Spec(info)
+	spec, err := pl.modelSpec(info)
 	if err != nil {
 		pl.diag(hcl.DiagWarning, ptr(pl.in.Config.Models[s.Model].Range("path")), "Cannot size the model",
 			"Model %q: %v. The VRAM check is skipped for server %q.", s.Model, err, s.Name)
