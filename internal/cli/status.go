@@ -84,7 +84,7 @@ type statusRow struct {
 	// Prediction is how plan predicted this start's memory: "measured",
 	// "estimated" or "uncalibrated" (from the state directory's calibrations).
 	Prediction string `json:"prediction,omitempty"`
-	GatePassed  *bool            `json:"gate_passed,omitempty"`
+	GatePassed *bool  `json:"gate_passed,omitempty"`
 	// GPUMemoryBytes is what the server's processes hold on its GPUs, as
 	// NVML reports it (0 when the inventory lists none of them).
 	GPUMemoryBytes uint64 `json:"gpu_memory_bytes"`

@@ -104,7 +104,7 @@ type Inputs struct {
 	LastBench map[string]*journal.Entry
 	// Calibrations are the engines' measured figures of past starts.
 	Calibrations *state.Calibrations
-	Ports     PortChecker
+	Ports        PortChecker
 	// Self is the executable that runs rehearsal engines.
 	Self string
 
