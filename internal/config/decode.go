@@ -23,6 +23,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "cluster", LabelNames: []string{"name"}},
 		{Type: "variable", LabelNames: []string{"name"}},
 		{Type: "locals"},
+		{Type: "output", LabelNames: []string{"name"}},
 	},
 }
 
@@ -128,7 +129,7 @@ func (d *decoder) decodeBlocks(blocks []*hcl.Block) {
 	if d.seen == nil {
 		d.seen = map[string]hcl.Range{}
 	}
-	var servers []*hcl.Block
+	var servers, outputs []*hcl.Block
 	engines, models := map[string][]refEntry{}, map[string][]refEntry{}
 	reps := map[string]repetition{}
 	// Engines and models first: servers refer to them, by expressions that
@@ -169,6 +170,8 @@ func (d *decoder) decodeBlocks(blocks []*hcl.Block) {
 			d.cfg.Clusters[c.Name] = c
 		case "server":
 			servers = append(servers, blk)
+		case "output":
+			outputs = append(outputs, blk)
 		}
 	}
 	refCtx := d.ctx.NewChild()
@@ -178,13 +181,18 @@ func (d *decoder) decodeBlocks(blocks []*hcl.Block) {
 	}
 	saved := d.ctx
 	d.ctx = refCtx
+	serverRefs, serverReps := map[string][]refEntry{}, map[string]repetition{}
 	for _, blk := range servers {
-		insts, _ := d.expand(blk, refCtx)
+		insts, rep := d.expand(blk, refCtx)
+		serverReps[blk.Labels[0]] = rep
+		serverRefs[blk.Labels[0]] = []refEntry{}
 		for _, in := range insts {
 			s := d.decodeServer(blk, in)
 			d.cfg.Servers[s.Name] = s
+			serverRefs[blk.Labels[0]] = append(serverRefs[blk.Labels[0]], d.serverRef(s))
 		}
 	}
+	d.decodeOutputs(outputs, serverRefs, serverReps)
 	d.ctx = saved
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // comparable returns a JSON rendering of cfg's blocks without source
@@ -191,4 +192,29 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func TestOutputs(t *testing.T) {
+	cfg, diags, _ := loadFixture(t, "testdata/valid/outputs.hcl")
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	if got := cfg.OutputNames(); !reflect.DeepEqual(got, []string{"key_env", "qwen3_base_url", "routes", "token"}) {
+		t.Fatalf("outputs %v", got)
+	}
+	o := cfg.Outputs["qwen3_base_url"]
+	if o.Value.AsString() != "http://127.0.0.1:8000/v1" || o.Description != "What clients use as base_url." || o.Sensitive {
+		t.Errorf("qwen3_base_url = %#v", o)
+	}
+	routes := cfg.Outputs["routes"].Value.GetAttr("qwen3-8b")
+	if routes.LengthInt() != 2 || routes.Index(cty.NumberIntVal(0)).AsString() != "http://10.0.0.5:8001" {
+		t.Errorf("routes = %#v", cfg.Outputs["routes"].Value)
+	}
+	if cfg.Outputs["key_env"].Value.AsString() != "VLLM_API_KEY" || !cfg.Outputs["token"].Sensitive {
+		t.Errorf("key_env %#v token %#v", cfg.Outputs["key_env"].Value, cfg.Outputs["token"])
+	}
+	ep := cfg.Endpoint(cfg.Servers["qwen3"])
+	if !ep.APIKeyRequired || ep.ServedModelName != "qwen3-8b" || ep.Port != 8000 {
+		t.Errorf("endpoint %+v", ep)
+	}
 }

@@ -29,6 +29,7 @@ type Config struct {
 	Models    map[string]*Model
 	Servers   map[string]*Server
 	Clusters  map[string]*Cluster // cluster.go
+	Outputs   map[string]*Output  // output.go
 }
 
 // Roofline is the top-level settings block.

@@ -206,6 +206,10 @@ type Plan struct {
 	// Fingerprint of the GPU snapshot the checks used.
 	InventoryFingerprint string `json:"inventory_fingerprint"`
 	InventorySource      string `json:"inventory_source"`
+	// SnapshotHost and SnapshotCreatedAt name the host snapshot a review
+	// plan was made from (roofline snapshot), "" and zero otherwise.
+	SnapshotHost      string    `json:"snapshot_host,omitempty"`
+	SnapshotCreatedAt time.Time `json:"snapshot_created_at,omitempty"`
 
 	Changes     []*Change            `json:"-"`
 	Drift       []*Drift             `json:"drift,omitempty"`

@@ -36,7 +36,12 @@ type ModelResult struct {
 	// the fingerprint older roofline versions recorded.
 	Files             map[string]string
 	LegacyFingerprint string
-	Err               error
+	// Spec is the model as the memory model needs it; a host snapshot
+	// carries it instead of the folder (Info is then nil).
+	Spec *vram.ModelSpec
+	// Problems are the folder's problems when Info is absent.
+	Problems []model.Problem
+	Err      error
 }
 
 // Observation is what refresh saw of one server in the state.
@@ -269,10 +274,11 @@ func (pl *planner) engineAndModelChecks() {
 			pl.diag(hcl.DiagError, ptr(m.Range("path")), "Model folder not usable", "Model %q: %v", m.Name, r.Err)
 			continue
 		}
-		if r.Info == nil {
-			continue
+		problems := r.Problems
+		if r.Info != nil {
+			problems = r.Info.Problems
 		}
-		for _, pr := range r.Info.Problems {
+		for _, pr := range problems {
 			sev := hcl.DiagError
 			if pr.Severity == "warning" {
 				sev = hcl.DiagWarning
@@ -368,8 +374,8 @@ func (pl *planner) desire(s *config.Server) {
 	d.GateHash = hashOf(d.Gate)
 	pl.desired[s.Name] = d
 
-	if mr.Info != nil && pl.in.Snapshot != nil {
-		pl.fit(s, e, mr.Info, d, er.Installed)
+	if (mr.Info != nil || mr.Spec != nil) && pl.in.Snapshot != nil {
+		pl.fit(s, e, mr, d, er.Installed)
 	}
 }
 

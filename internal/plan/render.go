@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/roofline/roofline/internal/diagfmt"
 	"github.com/roofline/roofline/internal/journal"
@@ -27,6 +28,8 @@ type JSONPlan struct {
 	PriorSerial          uint64         `json:"prior_serial"`
 	InventoryFingerprint string         `json:"inventory_fingerprint"`
 	InventorySource      string         `json:"inventory_source,omitempty"`
+	SnapshotHost         string         `json:"snapshot_host,omitempty"`
+	SnapshotCreatedAt    string         `json:"snapshot_created_at,omitempty"`
 	Targets              []string       `json:"targets,omitempty"`
 	ResourceChanges      []JSONChange   `json:"resource_changes"`
 	ResourceDrift        []*Drift       `json:"resource_drift"`
@@ -68,6 +71,7 @@ func (p *Plan) ToJSON() *JSONPlan {
 		PriorSerial:          p.PriorSerial,
 		InventoryFingerprint: p.InventoryFingerprint,
 		InventorySource:      p.InventorySource,
+		SnapshotHost:         p.SnapshotHost,
 		Targets:              p.Targets,
 		ResourceChanges:      []JSONChange{},
 		ResourceDrift:        p.Drift,
@@ -78,6 +82,9 @@ func (p *Plan) ToJSON() *JSONPlan {
 	}
 	if j.ResourceDrift == nil {
 		j.ResourceDrift = []*Drift{}
+	}
+	if !p.SnapshotCreatedAt.IsZero() {
+		j.SnapshotCreatedAt = p.SnapshotCreatedAt.UTC().Format(time.RFC3339)
 	}
 	for _, c := range p.Changes {
 		j.ResourceChanges = append(j.ResourceChanges, JSONChange{
@@ -102,9 +109,12 @@ func FromJSON(j *JSONPlan) *Plan {
 		PriorSerial:          j.PriorSerial,
 		InventoryFingerprint: j.InventoryFingerprint,
 		InventorySource:      j.InventorySource,
+		SnapshotHost:         j.SnapshotHost,
 		Targets:              j.Targets,
 		Drift:                j.ResourceDrift,
 	}
+	p.CreatedAt, _ = time.Parse("2006-01-02T15:04:05Z", j.CreatedAt)
+	p.SnapshotCreatedAt, _ = time.Parse(time.RFC3339, j.SnapshotCreatedAt)
 	for _, c := range j.ResourceChanges {
 		p.Changes = append(p.Changes, &Change{Addr: c.Address, Name: c.Name, Action: ActionFromJSON(c.Actions), Reason: c.Reason,
 			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, Fit: c.VRAM, Measured: c.Measured,
@@ -120,6 +130,9 @@ type Colorizer func(string) string
 // change with its reason and a flag-by-flag argv diff, then the summary.
 func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 	c := color
+	if line := SnapshotLine(j); line != "" {
+		fmt.Fprint(w, c("[bold]Host snapshot:[reset] "+line+"\n"))
+	}
 	if len(j.ResourceDrift) > 0 {
 		fmt.Fprint(w, c("\n[bold][cyan]Note:[reset][bold] Objects have changed outside of roofline[reset]\n\n"))
 		fmt.Fprintln(w, "roofline detected the following changes made outside of roofline since the last \"roofline apply\":")
@@ -512,3 +525,22 @@ func intList(xs []int) string {
 
 // imageOf is the image a running server was started from.
 func imageOf(b *state.Server) string { return b.Image }
+
+// SnapshotLine names the host snapshot a review plan was made from and its
+// age when the plan was made: "gpu-01, taken 2026-12-01T10:00:00Z (14m
+// before this plan)".
+func SnapshotLine(j *JSONPlan) string {
+	if j.SnapshotHost == "" {
+		return ""
+	}
+	line := j.SnapshotHost
+	taken, err := time.Parse(time.RFC3339, j.SnapshotCreatedAt)
+	if err != nil {
+		return line
+	}
+	line += ", taken " + j.SnapshotCreatedAt
+	if made, err := time.Parse("2006-01-02T15:04:05Z", j.CreatedAt); err == nil && !made.Before(taken) {
+		line += fmt.Sprintf(" (%s before this plan)", made.Sub(taken).Round(time.Second))
+	}
+	return line
+}
