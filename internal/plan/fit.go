@@ -128,8 +128,8 @@ func (pl *planner) fit(s *config.Server, e *config.Engine, mr ModelResult, d *De
 		return
 	}
 	arch := ""
-	if info.Config != nil && len(info.Config.Architectures) > 0 {
-		arch = info.Config.Architectures[0]
+	if mr.Info != nil && mr.Info.Config != nil && len(mr.Info.Config.Architectures) > 0 {
+		arch = mr.Info.Config.Architectures[0]
 	}
 	key := state.CalibrationKey{Engine: e.Kind, EngineIdentity: d.Engine.Identity, GPU: dev.Name, GPUMemoryBytes: total,
 		ModelFingerprint: d.Model.Fingerprint, TP: res.TP, PP: res.PP, DtypeBytes: spec.DtypeBytes,
