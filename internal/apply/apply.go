@@ -627,6 +627,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	}
 	if fp := logdiag.ParseFootprint(readTail(logPath, 4<<20)); fp != nil {
 		rec.Footprint = footprintOf(fp)
+		a.recordCalibration(ctx, c.Addr, d, rec, fp, t)
 	}
 
 	a.note(c.Addr, "Ready; running the gates")

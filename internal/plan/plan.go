@@ -118,6 +118,9 @@ type Desired struct {
 	GateHash   string           `json:"gate_hash"`
 	Gate       *GateSpec        `json:"gate"`
 	Predicted  *state.Footprint `json:"predicted,omitempty"`
+	// Calibration says how Predicted was made (measured, estimated,
+	// uncalibrated) and keys the start's measurement, which apply records.
+	Calibration *Calibration `json:"calibration,omitempty"`
 	// Proxy: roofline's front proxy listens on Port and the engine on a
 	// backend port chosen at apply, so that a replacement can overlap the
 	// old instance (create_before_destroy).

@@ -124,7 +124,9 @@ type Inputs struct {
 	Observed    map[string]*Observation
 	// LastBench is the newest journal entry with bench figures, per server.
 	LastBench map[string]*journal.Entry
-	Ports     PortChecker
+	// Calibrations are the engines' measured figures of past starts.
+	Calibrations *state.Calibrations
+	Ports        PortChecker
 	// Self is the executable that runs rehearsal engines.
 	Self string
 
