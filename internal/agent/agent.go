@@ -30,6 +30,10 @@ type Request struct {
 	// restarter leaves the server alone when another roofline replaced it
 	// in the meantime.
 	LaunchID string
+	// Status is the state's status the agent saw: a server it saw
+	// "starting" that is no longer starting under the lock was finished by
+	// the apply that held it.
+	Status string
 	// Replace: the process runs but hangs; stop it and start a new one.
 	Replace bool
 	Reason  string
@@ -60,12 +64,21 @@ type States interface {
 	Read() (*state.File, error)
 }
 
+// Retirer stops the previous instances whose rollback window has ended
+// (keep_previous, the serving-path issue), under the state lock, and names
+// them. The agent calls it once per tick when it is set; the CLI sets it
+// once the state records kept previous instances.
+type Retirer interface {
+	Retire(ctx context.Context, now time.Time) ([]string, error)
+}
+
 // Agent keeps one state directory's servers up. Fill the fields, then Run.
 type Agent struct {
 	States    States
 	Observer  Observer
 	Generator Generator
 	Restarter Restarter
+	Retirer   Retirer // optional
 	// Dir is the state directory: the journal and the agent's boot id file
 	// live there.
 	Dir string
@@ -226,6 +239,16 @@ func (a *Agent) trackerLocked(name string, s *state.Server) *tracker {
 
 // Tick observes every server once and starts the restarts that are due.
 func (a *Agent) Tick(ctx context.Context) {
+	if a.Retirer != nil {
+		retired, err := a.Retirer.Retire(ctx, a.now())
+		if err != nil {
+			a.logf("stopping previous instances: %v", err)
+		}
+		for _, name := range retired {
+			a.logf("server.%s: the rollback window ended; its previous instance was stopped", name)
+			a.journal(name, &journal.AgentEvent{Action: journal.AgentRetired, Reason: "the rollback window ended"})
+		}
+	}
 	st, err := a.States.Read()
 	if err != nil {
 		a.logf("reading the state: %v", err)
@@ -336,7 +359,7 @@ func (a *Agent) decide(set Settings, now time.Time, s *state.Server, t *tracker,
 		return Request{}, false
 	}
 	t.healthySince = time.Time{}
-	req := Request{Name: s.Name, LaunchID: s.LaunchID}
+	req := Request{Name: s.Name, LaunchID: s.LaunchID, Status: s.Status}
 	switch {
 	case s.Status == state.StatusStopping:
 		return Request{}, false // a destroy runs, or was cut short: not the agent's to undo

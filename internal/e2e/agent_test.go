@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,7 +39,7 @@ server "a" {
 
 // agentProc is a running roofline agent.
 type agentProc struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	url    string
 	mu     sync.Mutex
@@ -61,28 +63,43 @@ func (a *agentProc) logText() string {
 // fastAgent are settings that make the agent's loop run in seconds.
 var fastAgent = []string{"-tick=200ms", "-generate-every=1s", "-backoff-initial=500ms", "-backoff-max=2s", "-max-restarts=3", "-hang-checks=2"}
 
-// startAgent starts roofline agent in e's directory and waits until it has
-// observed once. It is stopped with SIGTERM at the end of the test (before
-// the env's destroy).
+// startAgent starts roofline agent in e's directory with fastAgent and
+// waits until it has observed once. It is stopped with SIGTERM at the end of
+// the test (before the env's destroy).
 func (e *env) startAgent(extra ...string) *agentProc {
 	e.t.Helper()
-	port := freePort(e.t)
-	args := append([]string{"-no-color", "agent", fmt.Sprintf("-listen=127.0.0.1:%d", port)}, fastAgent...)
-	args = append(args, extra...)
-	a := &agentProc{t: e.t, url: fmt.Sprintf("http://127.0.0.1:%d", port), done: make(chan struct{})}
+	return startAgentIn(e.t, e.dir, append(append([]string(nil), fastAgent...), extra...)...)
+}
+
+// startAgentIn starts roofline agent in dir with args and a free loopback
+// port.
+func startAgentIn(tb testing.TB, dir string, args ...string) *agentProc {
+	tb.Helper()
+	port := freePortTB(tb)
+	args = append([]string{"-no-color", "agent", fmt.Sprintf("-listen=127.0.0.1:%d", port)}, args...)
+	a := &agentProc{t: tb, url: fmt.Sprintf("http://127.0.0.1:%d", port), done: make(chan struct{})}
 	a.cmd = exec.Command(bin, args...)
-	a.cmd.Dir = e.dir
+	a.cmd.Dir = dir
 	a.cmd.Stdout, a.cmd.Stderr = a, a
 	if err := a.cmd.Start(); err != nil {
-		e.t.Fatal(err)
+		tb.Fatal(err)
 	}
 	go func() { _ = a.cmd.Wait(); close(a.done) }()
-	e.t.Cleanup(a.stop)
+	tb.Cleanup(a.stop)
 	a.waitFor(30*time.Second, "its first observation", func() bool {
 		code, _ := a.get("/healthz")
 		return code == 200
 	})
 	return a
+}
+
+func freePortTB(tb testing.TB) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func (a *agentProc) stop() {
@@ -176,7 +193,9 @@ func TestAgentRestartsKilledEngine(t *testing.T) {
 	e := newEnv(t, agentConfig(""))
 	e.mustRun(0, "apply", "-auto-approve")
 	old := e.status()["a"].PID
-	a := e.startAgent()
+	settings := filepath.Join(e.dir, "agent.json")
+	writeFile(t, settings, `{"max_restarts": 3}`)
+	a := e.startAgent("-settings=" + settings)
 
 	_ = syscall.Kill(-old, syscall.SIGKILL)
 	killed := time.Now()
@@ -199,6 +218,53 @@ func TestAgentRestartsKilledEngine(t *testing.T) {
 	})
 	if n := len(agentEntries(t, e, journal.AgentRestarted)); n != 1 {
 		t.Errorf("journal: %d restarted entries, want 1", n)
+	}
+
+	// roofline check sees it healthy, and writes the textfile.
+	prom := filepath.Join(t.TempDir(), "roofline.prom")
+	r := e.run("check", "-json", "-textfile="+prom)
+	b, _ := os.ReadFile(prom)
+	if r.code != 0 || !strings.Contains(r.stdout, `"drift": 0`) || !strings.Contains(r.stdout, `"restarts": 1,`) ||
+		!strings.Contains(string(b), `roofline_server_up{server="a"} 1`) || !strings.Contains(string(b), `roofline_server_restarts_total{server="a"} 1`) {
+		t.Errorf("check after the restart: %s\ntextfile:\n%s", r, b)
+	}
+
+	// /snapshot is the host snapshot review plans read.
+	code, snap := a.get("/snapshot")
+	snapFile := filepath.Join(t.TempDir(), "snapshot.json")
+	writeFile(t, snapFile, snap)
+	if r := e.run("plan", "-review", "-snapshot="+snapFile); code != 200 || r.code != 0 || !strings.Contains(r.stdout, "No changes") {
+		t.Errorf("/snapshot (HTTP %d) read by plan -review -snapshot: %s", code, r)
+	}
+
+	// SIGHUP re-reads the settings file; SIGTERM stops the agent and
+	// leaves the server serving.
+	writeFile(t, settings, `{"max_restarts": 7, "tick": "300ms"}`)
+	_ = a.cmd.Process.Signal(syscall.SIGHUP)
+	a.waitFor(10*time.Second, "the settings re-read on SIGHUP", func() bool {
+		return strings.Contains(a.logText(), "tick 300ms, max_restarts 7")
+	})
+	a.stop()
+	if !strings.Contains(a.logText(), "the servers keep running") {
+		t.Errorf("the agent's log on SIGTERM:\n%s", a.logText())
+	}
+	if _, ok := e.serving("a", 0); !ok {
+		t.Error("after SIGTERM to the agent the server does not serve")
+	}
+}
+
+// TestAgentRefusals: a wide listen address without a token, and a second
+// agent for the same state, are refused with a message.
+func TestAgentRefusals(t *testing.T) {
+	e := newEnv(t, agentConfig(""))
+	r := e.run("agent", "-listen=0.0.0.0:0")
+	if r.code != 1 || !strings.Contains(r.stderr, "ROOFLINE_AGENT_TOKEN") {
+		t.Errorf("agent on 0.0.0.0 without a token: %s", r)
+	}
+	e.startAgent()
+	r = e.run("agent", "-listen=off")
+	if r.code != 1 || !strings.Contains(r.stderr, "another roofline agent runs") {
+		t.Errorf("a second agent: %s", r)
 	}
 }
 
@@ -385,5 +451,109 @@ func writeFile(t *testing.T, path, content string) {
 	}
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkAgent16Servers measures roofline agent's own cost while it
+// watches 16 rehearsal servers at its default 5 s tick (a short generation
+// per server every minute): CPU time per tick, CPU share, and resident
+// memory. One iteration is one tick: run with -benchtime=12x (a minute).
+func BenchmarkAgent16Servers(b *testing.B) {
+	t := &testing.T{}
+	var sb strings.Builder
+	sb.WriteString(base)
+	for i := 0; i < 16; i++ {
+		fmt.Fprintf(&sb, `
+server "s%d" {
+  engine                 = engine.vllm
+  model                  = model.qwen
+  gpus                   = [%d]
+  port                   = @PORT_%d@
+  max_model_len          = 8192
+  gpu_memory_utilization = 0.45
+}
+`, i, i%8, i)
+	}
+	e := newEnv(t, sb.String())
+	inv, err := os.ReadFile("../gpu/testdata/h100x8.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, "gpus.json"), inv, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	defer e.run("destroy", "-auto-approve", "-lock-timeout=60s")
+	if r := e.run("apply", "-auto-approve"); r.code != 0 {
+		b.Fatalf("apply: %s", r)
+	}
+	a := startAgentIn(b, e.dir, "-tick=5s", "-generate-every=1m")
+	defer a.stop()
+	a.waitFor(time.Minute, "16 servers up", func() bool {
+		_, body := a.get("/metrics")
+		return len(regexp.MustCompile(`(?m)^roofline_server_up\{.*\} 1$`).FindAllString(body, -1)) == 16 && strings.Contains(body, "roofline_servers_drifted 0")
+	})
+	pid := a.cmd.Process.Pid
+	cpu0 := cpuTicks(b, pid)
+	start := time.Now()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		time.Sleep(5 * time.Second)
+	}
+	b.StopTimer()
+	wall := time.Since(start)
+	cpu := time.Duration(cpuTicks(b, pid)-cpu0) * 10 * time.Millisecond // USER_HZ = 100
+	_, body := a.get("/metrics")
+	if !strings.Contains(body, "roofline_servers_drifted 0") {
+		b.Fatalf("servers drifted while measuring:\n%s", grepLines(body, "roofline_server"))
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/tick")
+	b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "cpu-%")
+	b.ReportMetric(float64(statusKiB(b, pid, "VmRSS"))/1024, "rss-MiB")
+	b.ReportMetric(float64(statusKiB(b, pid, "VmHWM"))/1024, "peak-rss-MiB")
+}
+
+// cpuTicks is utime + stime of pid in clock ticks (/proc/PID/stat).
+func cpuTicks(tb testing.TB, pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	var u, s int64
+	fmt.Sscan(f[11], &u)
+	fmt.Sscan(f[12], &s)
+	return u + s
+}
+
+// statusKiB reads a "kB" field of /proc/PID/status.
+func statusKiB(tb testing.TB, pid int, field string) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			var n int64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &n)
+			return n
+		}
+	}
+	return 0
+}
+
+// TestAgentLeavesApplyAlone: while an apply starts a server (status
+// "starting" for the engine's 2 s load), the agent waits for the lock and
+// then leaves the server the apply finished alone.
+func TestAgentLeavesApplyAlone(t *testing.T) {
+	e := newEnv(t, strings.ReplaceAll(agentConfig(""), `"300ms"`, `"2s"`))
+	a := e.startAgent()
+	e.mustRun(0, "apply", "-auto-approve")
+	pid := e.status()["a"].PID
+	time.Sleep(2 * time.Second) // ten ticks
+	if _, ok := e.serving("a", 0); !ok || e.status()["a"].PID != pid {
+		t.Fatalf("the server apply started was replaced or is down (pid %d before); the agent's log:\n%s", pid, a.logText())
+	}
+	if n := len(agentEntries(t, e, journal.AgentRestarted)) + len(agentEntries(t, e, journal.AgentRestartFailed)); n != 0 {
+		t.Errorf("the agent acted %d time(s) on a server an apply was starting:\n%s", n, a.logText())
 	}
 }

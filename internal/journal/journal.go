@@ -37,6 +37,7 @@ const (
 	AgentRestartFailed = "restart_failed" // a restart failed; Class names the cause
 	AgentGaveUp        = "gave_up"        // too many failed restarts: the agent stopped trying
 	AgentRebooted      = "rebooted"       // the host rebooted since the agent last ran (Server is "")
+	AgentRetired       = "retired"        // a previous instance kept for rollback was stopped
 )
 
 // maxLine bounds one entry; a real one is a few KiB.

@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/roofline/roofline/internal/diagfmt"
 	"github.com/roofline/roofline/internal/journal"
+	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/textdiff"
 	"github.com/roofline/roofline/internal/vram"
@@ -27,6 +30,8 @@ type JSONPlan struct {
 	PriorSerial          uint64         `json:"prior_serial"`
 	InventoryFingerprint string         `json:"inventory_fingerprint"`
 	InventorySource      string         `json:"inventory_source,omitempty"`
+	SnapshotHost         string         `json:"snapshot_host,omitempty"`
+	SnapshotCreatedAt    string         `json:"snapshot_created_at,omitempty"`
 	Targets              []string       `json:"targets,omitempty"`
 	ResourceChanges      []JSONChange   `json:"resource_changes"`
 	ResourceDrift        []*Drift       `json:"resource_drift"`
@@ -34,24 +39,32 @@ type JSONPlan struct {
 	Applyable            bool           `json:"applyable"`
 	Errored              bool           `json:"errored"`
 	Summary              map[string]int `json:"summary"`
+	// SealedSecrets and MAC are set in plan files only (seal.go).
+	SealedSecrets string `json:"sealed_secrets,omitempty"`
+	MAC           string `json:"mac,omitempty"`
 }
 
 // JSONChange is one server's change.
 type JSONChange struct {
-	Address      string           `json:"address"`
-	Type         string           `json:"type"`
-	Name         string           `json:"name"`
-	Actions      []string         `json:"actions"`
-	Reason       string           `json:"reason,omitempty"`
-	ReplacePaths []string         `json:"replace_paths,omitempty"`
-	Downtime     string           `json:"downtime,omitempty"`
-	Before       *state.Server    `json:"before"`
-	After        *Desired         `json:"after"`
-	VRAM         *vram.Result     `json:"vram,omitempty"`
-	Measured     *state.Footprint `json:"measured,omitempty"`
-	LastBench    *journal.Entry   `json:"last_bench,omitempty"`
-	EnvChanges   []EnvChange      `json:"env_changes,omitempty"`
-	ModelFiles   []string         `json:"model_files,omitempty"`
+	Address      string        `json:"address"`
+	Type         string        `json:"type"`
+	Name         string        `json:"name"`
+	Actions      []string      `json:"actions"`
+	Reason       string        `json:"reason,omitempty"`
+	ReplacePaths []string      `json:"replace_paths,omitempty"`
+	Downtime     string        `json:"downtime,omitempty"`
+	Before       *state.Server `json:"before"`
+	After        *Desired      `json:"after"`
+	// BeforeSensitive and AfterSensitive mirror argv and env with true
+	// where the value is sensitive (Terraform's before_sensitive and
+	// after_sensitive); those values are salted hashes.
+	BeforeSensitive map[string]any   `json:"before_sensitive,omitempty"`
+	AfterSensitive  map[string]any   `json:"after_sensitive,omitempty"`
+	VRAM            *vram.Result     `json:"vram,omitempty"`
+	Measured        *state.Footprint `json:"measured,omitempty"`
+	LastBench       *journal.Entry   `json:"last_bench,omitempty"`
+	EnvChanges      []EnvChange      `json:"env_changes,omitempty"`
+	ModelFiles      []string         `json:"model_files,omitempty"`
 }
 
 // ToJSON converts the plan.
@@ -68,6 +81,7 @@ func (p *Plan) ToJSON() *JSONPlan {
 		PriorSerial:          p.PriorSerial,
 		InventoryFingerprint: p.InventoryFingerprint,
 		InventorySource:      p.InventorySource,
+		SnapshotHost:         p.SnapshotHost,
 		Targets:              p.Targets,
 		ResourceChanges:      []JSONChange{},
 		ResourceDrift:        p.Drift,
@@ -79,12 +93,25 @@ func (p *Plan) ToJSON() *JSONPlan {
 	if j.ResourceDrift == nil {
 		j.ResourceDrift = []*Drift{}
 	}
+	if !p.SnapshotCreatedAt.IsZero() {
+		j.SnapshotCreatedAt = p.SnapshotCreatedAt.UTC().Format(time.RFC3339)
+	}
 	for _, c := range p.Changes {
-		j.ResourceChanges = append(j.ResourceChanges, JSONChange{
-			Address: c.Addr, Type: "server", Name: c.Name, Actions: c.Action.JSON(), Reason: c.Reason,
-			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, VRAM: c.Fit, Measured: c.Measured,
+		jc := JSONChange{
+			Address: c.Addr, Type: "server", Name: c.Name, Actions: c.Action.JSON(), Reason: p.Secrets.Mask(c.Reason),
+			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.MaskedAfter(), VRAM: c.Fit, Measured: c.Measured,
 			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles,
-		})
+		}
+		if c.Before != nil {
+			jc.BeforeSensitive = sensitiveMarks(beforePaths(c.Before), len(c.Before.Argv))
+		}
+		if c.After != nil {
+			jc.AfterSensitive = sensitiveMarks(c.After.Sensitive, len(c.After.Argv))
+		}
+		j.ResourceChanges = append(j.ResourceChanges, jc)
+	}
+	for i, d := range j.Diagnostics {
+		j.Diagnostics[i] = maskDiag(d, p.Secrets)
 	}
 	return j
 }
@@ -102,9 +129,12 @@ func FromJSON(j *JSONPlan) *Plan {
 		PriorSerial:          j.PriorSerial,
 		InventoryFingerprint: j.InventoryFingerprint,
 		InventorySource:      j.InventorySource,
+		SnapshotHost:         j.SnapshotHost,
 		Targets:              j.Targets,
 		Drift:                j.ResourceDrift,
 	}
+	p.CreatedAt, _ = time.Parse("2006-01-02T15:04:05Z", j.CreatedAt)
+	p.SnapshotCreatedAt, _ = time.Parse(time.RFC3339, j.SnapshotCreatedAt)
 	for _, c := range j.ResourceChanges {
 		p.Changes = append(p.Changes, &Change{Addr: c.Address, Name: c.Name, Action: ActionFromJSON(c.Actions), Reason: c.Reason,
 			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, Fit: c.VRAM, Measured: c.Measured,
@@ -120,6 +150,9 @@ type Colorizer func(string) string
 // change with its reason and a flag-by-flag argv diff, then the summary.
 func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 	c := color
+	if line := SnapshotLine(j); line != "" {
+		fmt.Fprint(w, c("[bold]Host snapshot:[reset] "+line+"\n"))
+	}
 	if len(j.ResourceDrift) > 0 {
 		fmt.Fprint(w, c("\n[bold][cyan]Note:[reset][bold] Objects have changed outside of roofline[reset]\n\n"))
 		fmt.Fprintln(w, "roofline detected the following changes made outside of roofline since the last \"roofline apply\":")
@@ -269,11 +302,13 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		attr("+", "model", fmt.Sprintf("%q (served as %q)", a.Model.Path, a.Model.ServedName))
 		attr("+", "gpus", intList(a.GPUs))
 		attr("+", "port", portText(a))
+		attr("+", "listen", ListenText(a))
 		fmt.Fprintf(w, "      %s argv     = [\n", c("[green]+[reset]"))
 		for _, l := range ArgvLines(argsOnly(a.Argv, a)) {
-			fmt.Fprintf(w, "          %s %q,\n", c("[green]+[reset]"), l)
+			fmt.Fprintf(w, "          %s %q,\n", c("[green]+[reset]"), showLine(l))
 		}
 		fmt.Fprintln(w, "        ]")
+		renderEnvFrom(w, a, c)
 	case a == nil && b != nil:
 		attr("-", "engine", fmt.Sprintf("%q (%s %s)", b.Engine.Name, b.Engine.Kind, b.Engine.Version))
 		attr("-", "model", fmt.Sprintf("%q", b.Model.Path))
@@ -301,7 +336,8 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		} else {
 			attr("~", "port", fmt.Sprint(b.Port)+" -> "+portText(a))
 		}
-		ops := textdiff.Lines(ArgvLines(argsOnlyState(b)), ArgvLines(argsOnly(a.Argv, a)))
+		attr("", "listen", ListenText(a))
+		ops := foldRotations(textdiff.Lines(ArgvLines(argsOnlyState(b)), ArgvLines(argsOnly(a.Argv, a))))
 		changedArgv := false
 		for _, op := range ops {
 			if op.Kind != ' ' {
@@ -316,6 +352,8 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 					fmt.Fprintf(w, "          %s %q,\n", c("[red]-[reset]"), op.Text)
 				case '+':
 					fmt.Fprintf(w, "          %s %q,\n", c("[green]+[reset]"), op.Text)
+				case '~':
+					fmt.Fprintf(w, "          %s %q,\n", c("[yellow]~[reset]"), op.Text)
 				default:
 					fmt.Fprintf(w, "            %q,\n", op.Text)
 				}
@@ -325,7 +363,7 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		if envChanged(b, a) {
 			changes := ch.EnvChanges
 			if changes == nil {
-				changes = EnvDiff(b.Env, a.Env)
+				changes = maskEnvChanges(EnvDiff(b.Env, effectiveEnv(b, a)), a.Sensitive)
 			}
 			fmt.Fprintf(w, "      %s env      = {\n", c("[yellow]~[reset]"))
 			for _, e := range changes {
@@ -341,6 +379,10 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 				case "delete":
 					fmt.Fprintf(w, "          %s %s = %s\n", c("[red]-[reset]"), e.Key, val(e.Before))
 				default:
+					if e.Sensitive {
+						fmt.Fprintf(w, "          %s %s = %s\n", c("[yellow]~[reset]"), e.Key, secret.ShownChanged)
+						continue
+					}
 					fmt.Fprintf(w, "          %s %s = %s -> %s\n", c("[yellow]~[reset]"), e.Key, val(e.Before), val(e.After))
 				}
 			}
@@ -407,7 +449,29 @@ func renderBenchBeside(w io.Writer, ch JSONChange, c Colorizer) {
 	}
 }
 
-func envChanged(b *state.Server, a *Desired) bool { return !state.EnvEqual(b.Env, a.Env) }
+func envChanged(b *state.Server, a *Desired) bool { return !state.EnvEqual(b.Env, effectiveEnv(b, a)) }
+
+// ListenText names every socket a server listens on, with its bind
+// address: the proxy's on the server's host, and the engine's behind it on
+// loopback; or the engine's own. An empty host is the engine's default
+// (vLLM: all interfaces; SGLang: 127.0.0.1).
+func ListenText(a *Desired) string {
+	host := a.Host
+	if host == "" {
+		host = "0.0.0.0"
+		if a.Engine.Kind == "sglang" {
+			host = "127.0.0.1"
+		}
+	}
+	if a.Proxy {
+		r := a.BackendPorts
+		if r[0] == 0 {
+			r = DefaultBackendPorts
+		}
+		return fmt.Sprintf("%s (roofline's proxy), engine on 127.0.0.1:%d-%d", net.JoinHostPort(host, fmt.Sprint(a.Port)), r[0], r[1])
+	}
+	return net.JoinHostPort(host, fmt.Sprint(a.Port)) + " (the engine)"
+}
 
 func portText(a *Desired) string {
 	if a.Proxy {
@@ -441,6 +505,18 @@ func publicArgv(b *state.Server) []string {
 				out[i+1] = fmt.Sprint(b.Port)
 			}
 		}
+		// It binds 127.0.0.1 there; the configuration's host is the
+		// proxy's.
+		for i := 0; i+1 < len(out); i++ {
+			if out[i] == "--host" && out[i+1] == "127.0.0.1" && b.Host != "127.0.0.1" {
+				if b.Host == "" {
+					out = append(out[:i], out[i+2:]...)
+				} else {
+					out[i+1] = b.Host
+				}
+				break
+			}
+		}
 		return out
 	}
 	return argv
@@ -466,6 +542,9 @@ func renderVRAM(w io.Writer, j *JSONPlan, c Colorizer) {
 		}
 		fmt.Fprintf(w, "\n  server.%s: %s; KV cache %d tokens (%s per token), %.2f× max_model_len\n", ch.Name, verdict, v.KVTokens, byteText(v.KVBytesPerToken), v.MaxConcurrency)
 		fmt.Fprint(w, FitTable(v))
+		if ch.After != nil && ch.After.Calibration != nil {
+			fmt.Fprintf(w, "      prediction: %s\n", ch.After.Calibration.Label())
+		}
 		if m := ch.Measured; m != nil && m.KVTokens > 0 {
 			fmt.Fprintf(w, "      measured at the last start: weights %.2f GiB, KV %.2f GiB, %d tokens\n", m.WeightsGiB, m.KVCacheGiB, m.KVTokens)
 		}
@@ -509,3 +588,22 @@ func intList(xs []int) string {
 
 // imageOf is the image a running server was started from.
 func imageOf(b *state.Server) string { return b.Image }
+
+// SnapshotLine names the host snapshot a review plan was made from and its
+// age when the plan was made: "gpu-01, taken 2026-12-01T10:00:00Z (14m
+// before this plan)".
+func SnapshotLine(j *JSONPlan) string {
+	if j.SnapshotHost == "" {
+		return ""
+	}
+	line := j.SnapshotHost
+	taken, err := time.Parse(time.RFC3339, j.SnapshotCreatedAt)
+	if err != nil {
+		return line
+	}
+	line += ", taken " + j.SnapshotCreatedAt
+	if made, err := time.Parse("2006-01-02T15:04:05Z", j.CreatedAt); err == nil && !made.Before(taken) {
+		line += fmt.Sprintf(" (%s before this plan)", made.Sub(taken).Round(time.Second))
+	}
+	return line
+}
