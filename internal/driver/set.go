@@ -162,4 +162,3 @@ func Unwrap(d Driver) (Driver, error) {
 	}
 	return d, nil
 }
-
