@@ -121,6 +121,7 @@ func makeSnapshotPlan(m *Meta, o *planOptions, mode plan.Mode) (*plan.Plan, *sta
 	in.Review = true
 	in.Now = time.Now()
 	p := plan.Make(in)
+	p.Diagnostics = append(p.Diagnostics, lockDiags(cfg, in.Engines)...)
 	p.Review = true
 	p.SnapshotHost, p.SnapshotCreatedAt = snap.Host, snap.CreatedAt
 	if age := snap.Age(in.Now); o.snapshotMaxAge > 0 && age > o.snapshotMaxAge {
