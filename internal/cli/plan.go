@@ -315,3 +315,11 @@ func printDiagsSplit(m *Meta, files map[string]*hcl.File, diags hcl.Diagnostics)
 type portChecker struct{}
 
 func (portChecker) Holder(host string, port int) (bool, string) { return portcheck.Holder(host, port) }
+
+func (portChecker) Listeners(port int) []plan.Listener {
+	var out []plan.Listener
+	for _, l := range portcheck.Listeners(port) {
+		out = append(out, plan.Listener{Addr: l.Addr, PID: l.PID, Who: l.Who()})
+	}
+	return out
+}

@@ -96,6 +96,22 @@ type PortChecker interface {
 	Holder(host string, port int) (held bool, who string)
 }
 
+// Listener is a socket listening on a port: its address, its owner's pid
+// (0 when not visible) and a description of the owner.
+type Listener struct {
+	Addr string
+	PID  int
+	Who  string
+}
+
+// ListenerLister lists every socket listening on a port, IPv4 and IPv6,
+// one per socket (two SO_REUSEPORT sockets on one address are two). A
+// PortChecker that implements it lets plan find foreign listeners beside
+// running servers.
+type ListenerLister interface {
+	Listeners(port int) []Listener
+}
+
 // Inputs is everything the planner needs; refresh gathers it.
 type Inputs struct {
 	Config      *config.Config
@@ -107,7 +123,9 @@ type Inputs struct {
 	Observed    map[string]*Observation
 	// LastBench is the newest journal entry with bench figures, per server.
 	LastBench map[string]*journal.Entry
-	Ports     PortChecker
+	// Calibrations are the engines' measured figures of past starts.
+	Calibrations *state.Calibrations
+	Ports        PortChecker
 	// Self is the executable that runs rehearsal engines.
 	Self string
 
@@ -358,6 +376,7 @@ func (pl *planner) desire(s *config.Server) {
 	d.CommandLen = prefix
 	d.Proxy = s.Lifecycle.CreateBeforeDestroy
 	if d.Proxy {
+		d.BackendPorts = pl.in.Config.BackendPortRange()
 		d.DrainTimeout = s.Lifecycle.DrainTimeout
 		if d.DrainTimeout <= 0 {
 			d.DrainTimeout = config.DefaultDrainTimeout

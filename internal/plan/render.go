@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"sort"
 	"strings"
 	"time"
@@ -288,6 +289,7 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		attr("+", "model", fmt.Sprintf("%q (served as %q)", a.Model.Path, a.Model.ServedName))
 		attr("+", "gpus", intList(a.GPUs))
 		attr("+", "port", portText(a))
+		attr("+", "listen", ListenText(a))
 		fmt.Fprintf(w, "      %s argv     = [\n", c("[green]+[reset]"))
 		for _, l := range ArgvLines(argsOnly(a.Argv, a)) {
 			fmt.Fprintf(w, "          %s %q,\n", c("[green]+[reset]"), l)
@@ -320,6 +322,7 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		} else {
 			attr("~", "port", fmt.Sprint(b.Port)+" -> "+portText(a))
 		}
+		attr("", "listen", ListenText(a))
 		ops := textdiff.Lines(ArgvLines(argsOnlyState(b)), ArgvLines(argsOnly(a.Argv, a)))
 		changedArgv := false
 		for _, op := range ops {
@@ -428,6 +431,28 @@ func renderBenchBeside(w io.Writer, ch JSONChange, c Colorizer) {
 
 func envChanged(b *state.Server, a *Desired) bool { return !state.EnvEqual(b.Env, a.Env) }
 
+// ListenText names every socket a server listens on, with its bind
+// address: the proxy's on the server's host, and the engine's behind it on
+// loopback; or the engine's own. An empty host is the engine's default
+// (vLLM: all interfaces; SGLang: 127.0.0.1).
+func ListenText(a *Desired) string {
+	host := a.Host
+	if host == "" {
+		host = "0.0.0.0"
+		if a.Engine.Kind == "sglang" {
+			host = "127.0.0.1"
+		}
+	}
+	if a.Proxy {
+		r := a.BackendPorts
+		if r[0] == 0 {
+			r = DefaultBackendPorts
+		}
+		return fmt.Sprintf("%s (roofline's proxy), engine on 127.0.0.1:%d-%d", net.JoinHostPort(host, fmt.Sprint(a.Port)), r[0], r[1])
+	}
+	return net.JoinHostPort(host, fmt.Sprint(a.Port)) + " (the engine)"
+}
+
 func portText(a *Desired) string {
 	if a.Proxy {
 		return fmt.Sprintf("%d (through roofline's proxy; the engine's own port is known after apply)", a.Port)
@@ -460,6 +485,18 @@ func publicArgv(b *state.Server) []string {
 				out[i+1] = fmt.Sprint(b.Port)
 			}
 		}
+		// It binds 127.0.0.1 there; the configuration's host is the
+		// proxy's.
+		for i := 0; i+1 < len(out); i++ {
+			if out[i] == "--host" && out[i+1] == "127.0.0.1" && b.Host != "127.0.0.1" {
+				if b.Host == "" {
+					out = append(out[:i], out[i+2:]...)
+				} else {
+					out[i+1] = b.Host
+				}
+				break
+			}
+		}
 		return out
 	}
 	return argv
@@ -485,6 +522,9 @@ func renderVRAM(w io.Writer, j *JSONPlan, c Colorizer) {
 		}
 		fmt.Fprintf(w, "\n  server.%s: %s; KV cache %d tokens (%s per token), %.2f× max_model_len\n", ch.Name, verdict, v.KVTokens, byteText(v.KVBytesPerToken), v.MaxConcurrency)
 		fmt.Fprint(w, FitTable(v))
+		if ch.After != nil && ch.After.Calibration != nil {
+			fmt.Fprintf(w, "      prediction: %s\n", ch.After.Calibration.Label())
+		}
 		if m := ch.Measured; m != nil && m.KVTokens > 0 {
 			fmt.Fprintf(w, "      measured at the last start: weights %.2f GiB, KV %.2f GiB, %d tokens\n", m.WeightsGiB, m.KVCacheGiB, m.KVTokens)
 		}
