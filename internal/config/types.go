@@ -30,6 +30,7 @@ type Config struct {
 	Servers   map[string]*Server
 	Clusters  map[string]*Cluster // cluster.go
 	Outputs   map[string]*Output  // output.go
+	Moved     []*Moved            // moved.go, in file order
 }
 
 // Roofline is the top-level settings block.
