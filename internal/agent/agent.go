@@ -30,6 +30,10 @@ type Request struct {
 	// restarter leaves the server alone when another roofline replaced it
 	// in the meantime.
 	LaunchID string
+	// Status is the state's status the agent saw: a server it saw
+	// "starting" that is no longer starting under the lock was finished by
+	// the apply that held it.
+	Status string
 	// Replace: the process runs but hangs; stop it and start a new one.
 	Replace bool
 	Reason  string
@@ -355,7 +359,7 @@ func (a *Agent) decide(set Settings, now time.Time, s *state.Server, t *tracker,
 		return Request{}, false
 	}
 	t.healthySince = time.Time{}
-	req := Request{Name: s.Name, LaunchID: s.LaunchID}
+	req := Request{Name: s.Name, LaunchID: s.LaunchID, Status: s.Status}
 	switch {
 	case s.Status == state.StatusStopping:
 		return Request{}, false // a destroy runs, or was cut short: not the agent's to undo

@@ -383,3 +383,31 @@ func TestRetirerIsCalledEachTick(t *testing.T) {
 		t.Fatalf("calls %d, journal %+v", r.calls, ents)
 	}
 }
+
+func TestHistoryOf(t *testing.T) {
+	ev := func(server, kind, action string) journal.Entry {
+		e := journal.Entry{Server: server, Kind: kind}
+		if action != "" {
+			e.Agent = &journal.AgentEvent{Action: action, Class: "oom_weights"}
+		}
+		return e
+	}
+	roll := func(s string) journal.Entry { return ev(s, journal.KindRollout, "") }
+	ag := func(s, a string) journal.Entry { return ev(s, journal.KindAgent, a) }
+	h := historyOf([]journal.Entry{
+		roll("a"),                                  // apply
+		roll("a"), ag("a", journal.AgentRestarted), // an agent restart writes both
+		ag("a", journal.AgentRestartFailed), roll("a"), ag("a", journal.AgentRestarted), // a failure, then a restart
+		roll("b"), ag("b", journal.AgentRestarted), roll("b"), // b: a restart, then an apply
+		ag("c", journal.AgentRestartFailed), ag("c", journal.AgentGaveUp),
+	})
+	if a := h["a"]; a.restarts != 2 || a.failures != 0 || a.gaveUp {
+		t.Errorf("a: %+v, want 2 restarts", a)
+	}
+	if b := h["b"]; b.restarts != 0 {
+		t.Errorf("b: %+v, want 0 restarts after an apply", b)
+	}
+	if c := h["c"]; !c.gaveUp || c.failures != 1 || c.class != "oom_weights" {
+		t.Errorf("c: %+v", c)
+	}
+}

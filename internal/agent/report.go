@@ -158,10 +158,14 @@ type history struct {
 	restarts, failures int
 	gaveUp             bool
 	class, cause, last string
+	// beforeRollout is the history a rollout entry reset: the agent's own
+	// restarts write a rollout entry (apply does) just before their
+	// "restarted" entry, which puts it back.
+	beforeRollout *history
 }
 
 // historyOf reads the agent's journal entries: restarts and failed restarts
-// since the server was last applied (a rollout entry starts over).
+// since the server was last applied (an apply's rollout entry starts over).
 func historyOf(entries []journal.Entry) map[string]*history {
 	out := map[string]*history{}
 	for _, e := range entries {
@@ -171,12 +175,17 @@ func historyOf(entries []journal.Entry) map[string]*history {
 			out[e.Server] = h
 		}
 		if e.Kind == journal.KindRollout {
-			*h = history{}
+			prev := *h
+			*h = history{beforeRollout: &prev}
 			continue
 		}
 		if e.Kind != journal.KindAgent || e.Agent == nil {
 			continue
 		}
+		if e.Agent.Action == journal.AgentRestarted && h.beforeRollout != nil {
+			*h = *h.beforeRollout
+		}
+		h.beforeRollout = nil
 		h.last = e.Agent.Action
 		switch e.Agent.Action {
 		case journal.AgentRestarted:

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -483,31 +484,30 @@ func newLaunchID() string {
 	return hex.EncodeToString(b)
 }
 
-// FreePort picks a free TCP port for an engine behind the proxy. It is
-// taken below the kernel's ephemeral range: a port from bind(":0") is free
-// now, but before the engine binds it an outgoing connection (a health poll)
-// can take it as its source port, and the engine then fails with "address
-// already in use".
-func FreePort() (int, error) {
-	lo := ephemeralLow()
-	start := max(1024, lo-12000)
-	span := lo - start
-	if span <= 0 {
-		start, span = 20000, 10000
+// FreePort picks a free TCP port in [lo, hi] for an engine behind the
+// proxy (the roofline block's backend_ports). The default range lies below
+// the kernel's ephemeral range: a port from bind(":0") is free now, but
+// before the engine binds it an outgoing connection (a health poll) can take
+// it as its source port, and the engine then fails with "address already in
+// use".
+func FreePort(lo, hi int) (int, error) {
+	if lo <= 0 || hi < lo {
+		lo, hi = plan.DefaultBackendPorts[0], plan.DefaultBackendPorts[1]
 	}
+	span := hi - lo + 1
 	off := int(time.Now().UnixNano() % int64(span))
 	for i := 0; i < span; i++ {
-		port := start + (off+i)%span
+		port := lo + (off+i)%span
 		if portFree(port) {
 			return port, nil
 		}
 	}
-	return 0, fmt.Errorf("no free port in %d-%d", start, start+span-1)
+	return 0, fmt.Errorf("no free port in backend_ports %d-%d; widen the range in the roofline block", lo, hi)
 }
 
 func portFree(port int) bool {
-	for _, host := range []string{"0.0.0.0", "127.0.0.1"} {
-		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	for _, host := range []string{"0.0.0.0", "127.0.0.1", "[::]"} {
+		ln, err := net.Listen("tcp", net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(port)))
 		if err != nil {
 			return false
 		}
@@ -516,16 +516,20 @@ func portFree(port int) bool {
 	return true
 }
 
-// ephemeralLow is the low end of the kernel's ephemeral port range.
-func ephemeralLow() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err == nil {
-		var lo, hi int
-		if _, err := fmt.Sscan(string(b), &lo, &hi); err == nil && lo > 1024 {
-			return lo
+// withHost returns argv with the value of --host replaced, or added.
+func withHost(argv []string, host string) []string {
+	out := append([]string(nil), argv...)
+	for i := 0; i < len(out); i++ {
+		if out[i] == "--host" && i+1 < len(out) {
+			out[i+1] = host
+			return out
+		}
+		if strings.HasPrefix(out[i], "--host=") {
+			out[i] = "--host=" + host
+			return out
 		}
 	}
-	return 32768
+	return append(out, "--host", host)
 }
 
 // withPort returns argv with the value of --port replaced.
@@ -544,8 +548,7 @@ func withPort(argv []string, port int) []string {
 	return append(out, "--port", strconv.Itoa(port))
 }
 
-func targetFor(d *plan.Desired, port int) Target {
-	host := d.Host
+func targetFor(host string, port int, d *plan.Desired) Target {
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
 	}
@@ -573,14 +576,16 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	a.mu.Unlock()
 
 	argv := d.Argv
-	enginePort := d.Port
+	enginePort, engineHost := d.Port, d.Host
 	if d.Proxy {
-		p, err := FreePort()
+		p, err := FreePort(d.BackendPorts[0], d.BackendPorts[1])
 		if err != nil {
 			return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
 		}
 		enginePort = p
-		argv = withPort(argv, p)
+		// Behind the proxy the engine is private: loopback only.
+		engineHost = "127.0.0.1"
+		argv = withHost(withPort(argv, p), engineHost)
 	}
 	rec := &state.Server{
 		Name: d.Name, Engine: d.Engine, Model: d.Model,
@@ -619,7 +624,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	}
 	env[LaunchEnv] = rec.LaunchID
 	proc, err := a.Driver.Start(ctx, Spec{Name: d.Name, Argv: argv, Env: env, LogPath: logPath, Dir: a.StateDir,
-		Image: d.Image, GPUs: d.GPUs, Host: d.Host, Port: enginePort, ModelPath: d.Model.Path})
+		Image: d.Image, GPUs: d.GPUs, Host: engineHost, Port: enginePort, ModelPath: d.Model.Path})
 	if err != nil {
 		return a.fail(ctx, c, rec, old, cbd, "start", err, nil)
 	}
@@ -630,7 +635,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	a.note(c.Addr, "Started pid %d; waiting for it to load", proc.PID)
 
 	// Health: connection refused while loading is normal (vLLM), so is 503 (SGLang).
-	t := targetFor(d, enginePort)
+	t := targetFor(engineHost, enginePort, d)
 	exited := func() bool { return !a.Driver.Alive(ctx, proc) }
 	timeout := d.Gate.HealthTimeout
 	if timeout <= 0 {
@@ -650,6 +655,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	}
 	if fp := logdiag.ParseFootprint(readTail(logPath, 4<<20)); fp != nil {
 		rec.Footprint = footprintOf(fp)
+		a.recordCalibration(ctx, c.Addr, d, rec, fp, t)
 	}
 
 	a.note(c.Addr, "Ready; running the gates")

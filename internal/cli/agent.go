@@ -179,6 +179,8 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 			outs[i].Skipped = "it is no longer in the state"
 		case s.LaunchID != q.LaunchID:
 			outs[i].Skipped = "another roofline replaced it meanwhile"
+		case q.Status == state.StatusStarting && s.Status != state.StatusStarting:
+			outs[i].Skipped = "the apply that was starting it has finished"
 		case cfg.Servers[q.Name] == nil:
 			outs[i].Skipped = "it is no longer in the configuration: roofline apply removes it"
 		default:

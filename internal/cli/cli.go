@@ -66,6 +66,9 @@ type Meta struct {
 	// plan, and -json puts every diagnostic in its output.
 	diagSink  *hcl.Diagnostics
 	diagFiles map[string]*hcl.File
+	// asDir: relative paths of the configuration resolve against this
+	// directory (a review plan reads the checkout as the host's copy).
+	asDir string
 }
 
 // Command is one roofline subcommand. Commands register themselves in init()

@@ -47,6 +47,14 @@ Options:
   -refresh-only         Only report what changed outside roofline.
   -inventory=FILE       GPU snapshot to use instead of NVML.
   -review               Plan for code review (see above).
+  -snapshot=FILE        Plan against a host snapshot (roofline snapshot on the
+                        GPU host): its state, processes, GPUs, engine probes
+                        and model facts. Nothing on this machine is probed.
+                        Implies -review.
+  -snapshot-max-age=DUR Warn when the snapshot is older (default 24h).
+  -fail-on=downtime,destroy
+                        Exit 4 when the plan replaces a server with downtime
+                        (downtime) or destroys one (destroy).
   -refresh-probes       Probe the engines again instead of using the cache.
   -lock-timeout=DUR     How long to wait for the state lock (default 0s).
   -lock=false           Take no state lock (dangerous while an apply runs).
@@ -63,7 +71,8 @@ Options:
   the summary line; errors go to stderr.
 
 Exit codes: 0 success; 1 error; with -detailed-exitcode, 2 when there are
-changes, or drift (a server gone or not healthy, also under -refresh-only).
+changes, or drift (a server gone or not healthy, also under -refresh-only);
+4 when a -fail-on policy is broken (before 2).
 
 Environment: ROOFLINE_CLI_ARGS and ROOFLINE_CLI_ARGS_plan add arguments;
 ROOFLINE_IN_AUTOMATION drops the "run this next" advice; ROOFLINE_LOG
@@ -85,6 +94,9 @@ type planOptions struct {
 	parallelism       int
 	vars              *[]string
 	review            bool
+	snapshot          string
+	snapshotMaxAge    time.Duration
+	failOn            []string
 }
 
 func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
@@ -104,6 +116,9 @@ func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
 		fs.BoolVar(&o.detailed, "detailed-exitcode", false, "")
 		fs.BoolVar(&o.destroy, "destroy", false, "")
 		fs.BoolVar(&o.review, "review", false, "")
+		fs.StringVar(&o.snapshot, "snapshot", "", "")
+		fs.DurationVar(&o.snapshotMaxAge, "snapshot-max-age", 24*time.Hour, "")
+		fs.StringSliceVar(&o.failOn, "fail-on", nil, "")
 	}
 }
 
@@ -163,6 +178,10 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 	if !setVars(m, lockOp, *o.vars) {
 		return nil, nil, nil, nil, false
 	}
+	if o.snapshot != "" {
+		p, st, ok := makeSnapshotPlan(m, o, mode)
+		return p, nil, st, func() {}, ok
+	}
 	b, st, unlock, ok := openLocked(m, lockOp, o.lockTimeout)
 	if !ok {
 		return nil, nil, nil, nil, false
@@ -203,6 +222,14 @@ func runPlan(m *Meta, args []string) int {
 	}
 	if fs.NArg() > 0 {
 		return usageError(m, "plan", fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	}
+	for _, f := range o.failOn {
+		if f != "downtime" && f != "destroy" {
+			return usageError(m, "plan", fmt.Sprintf("-fail-on=%s: the policies are downtime and destroy", f))
+		}
+	}
+	if o.snapshot != "" && o.inventory != "" {
+		return usageError(m, "plan", "-snapshot and -inventory exclude each other: the snapshot holds the host's GPUs")
 	}
 	mode := plan.ModeNormal
 	switch {
@@ -263,6 +290,9 @@ func runPlan(m *Meta, args []string) int {
 	} else if !o.json && p.HasChanges() && !m.InAutomation && !p.Review {
 		fmt.Fprintln(m.Out, "\nNote: you didn't use the -out option to save this plan, so roofline can't guarantee to take exactly these actions if you run \"roofline apply\" now.")
 	}
+	if code, failed := failOnPolicy(m, o.failOn, p); failed {
+		return code
+	}
 	if o.detailed && (p.HasChanges() || len(p.Drift) > 0) {
 		// Drift is a change: a scheduled drift check reads this code.
 		return ExitChanges
@@ -281,3 +311,11 @@ func printDiagsSplit(m *Meta, files map[string]*hcl.File, diags hcl.Diagnostics)
 type portChecker struct{}
 
 func (portChecker) Holder(host string, port int) (bool, string) { return portcheck.Holder(host, port) }
+
+func (portChecker) Listeners(port int) []plan.Listener {
+	var out []plan.Listener
+	for _, l := range portcheck.Listeners(port) {
+		out = append(out, plan.Listener{Addr: l.Addr, PID: l.PID, Who: l.Who()})
+	}
+	return out
+}

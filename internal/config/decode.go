@@ -29,7 +29,7 @@ var fileSchema = &hcl.BodySchema{
 }
 
 var rooflineSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "state_dir"}, {Name: "inventory"}},
+	Attributes: []hcl.AttributeSchema{{Name: "state_dir"}, {Name: "inventory"}, {Name: "backend_ports"}},
 }
 
 var engineSchema = &hcl.BodySchema{
@@ -266,7 +266,34 @@ func (d *decoder) decodeRoofline(blk *hcl.Block) *Roofline {
 	if r.Inventory != "" && !filepath.IsAbs(r.Inventory) {
 		r.Inventory = filepath.Join(d.cfg.Dir, r.Inventory)
 	}
+	if v := a.str("backend_ports"); v != "" {
+		lo, hi, err := ParsePortRange(v)
+		if err != nil {
+			d.errorf(r.Ranges["backend_ports"], "Invalid backend_ports", "%v. Write a range of ports such as \"20000-29999\": the engines behind roofline's proxies listen on 127.0.0.1 on ports from it.", err)
+		} else {
+			r.BackendPorts = [2]int{lo, hi}
+		}
+	}
 	return r
+}
+
+// ParsePortRange reads "LO-HI" (1024 ≤ LO ≤ HI ≤ 65535).
+func ParsePortRange(v string) (lo, hi int, err error) {
+	a, b, ok := strings.Cut(strings.TrimSpace(v), "-")
+	if !ok {
+		return 0, 0, fmt.Errorf("%q is not a range LO-HI", v)
+	}
+	lo, err1 := strconv.Atoi(strings.TrimSpace(a))
+	hi, err2 := strconv.Atoi(strings.TrimSpace(b))
+	switch {
+	case err1 != nil || err2 != nil:
+		return 0, 0, fmt.Errorf("%q is not a range of port numbers LO-HI", v)
+	case lo < 1024 || hi > 65535:
+		return 0, 0, fmt.Errorf("%q reaches outside 1024-65535", v)
+	case lo > hi:
+		return 0, 0, fmt.Errorf("%q starts above its end", v)
+	}
+	return lo, hi, nil
 }
 
 func (d *decoder) decodeEngine(blk *hcl.Block, in instance) *Engine {

@@ -42,6 +42,9 @@ type Roofline struct {
 	// instead of NVML: for rehearsals and code review on machines with no GPU.
 	// Relative to Config.Dir. The -inventory flag overrides it.
 	Inventory string
+	// BackendPorts is the range [lo, hi] the engines behind roofline's
+	// proxies listen in, on 127.0.0.1; zero means DefaultBackendPorts.
+	BackendPorts [2]int
 
 	DeclRange hcl.Range       `json:"-"`
 	Ranges    Ranges          `json:"-"`
@@ -201,6 +204,19 @@ type Lifecycle struct {
 	DrainTimeout time.Duration
 	DeclRange    hcl.Range `json:"-"`
 	Ranges       Ranges    `json:"-"`
+}
+
+// DefaultBackendPorts is the roofline block's backend_ports when it is not
+// set: below the kernel's default ephemeral range (32768-60999), so an
+// outgoing connection cannot take a backend port before its engine binds it.
+var DefaultBackendPorts = [2]int{20000, 29999}
+
+// BackendPortRange is the configured backend port range, or the default.
+func (c *Config) BackendPortRange() [2]int {
+	if c != nil && c.Roofline != nil && c.Roofline.BackendPorts[0] != 0 {
+		return c.Roofline.BackendPorts
+	}
+	return DefaultBackendPorts
 }
 
 // DefaultDrainTimeout is lifecycle's drain_timeout when it is not set.

@@ -224,7 +224,8 @@ func TestAgentRestartsKilledEngine(t *testing.T) {
 	prom := filepath.Join(t.TempDir(), "roofline.prom")
 	r := e.run("check", "-json", "-textfile="+prom)
 	b, _ := os.ReadFile(prom)
-	if r.code != 0 || !strings.Contains(r.stdout, `"drift": 0`) || !strings.Contains(string(b), `roofline_server_up{server="a"} 1`) {
+	if r.code != 0 || !strings.Contains(r.stdout, `"drift": 0`) || !strings.Contains(r.stdout, `"restarts": 1,`) ||
+		!strings.Contains(string(b), `roofline_server_up{server="a"} 1`) || !strings.Contains(string(b), `roofline_server_restarts_total{server="a"} 1`) {
 		t.Errorf("check after the restart: %s\ntextfile:\n%s", r, b)
 	}
 
@@ -530,4 +531,21 @@ func statusKiB(tb testing.TB, pid int, field string) int64 {
 		}
 	}
 	return 0
+}
+
+// TestAgentLeavesApplyAlone: while an apply starts a server (status
+// "starting" for the engine's 2 s load), the agent waits for the lock and
+// then leaves the server the apply finished alone.
+func TestAgentLeavesApplyAlone(t *testing.T) {
+	e := newEnv(t, strings.ReplaceAll(agentConfig(""), `"300ms"`, `"2s"`))
+	a := e.startAgent()
+	e.mustRun(0, "apply", "-auto-approve")
+	pid := e.status()["a"].PID
+	time.Sleep(2 * time.Second) // ten ticks
+	if _, ok := e.serving("a", 0); !ok || e.status()["a"].PID != pid {
+		t.Fatalf("the server apply started was replaced or is down (pid %d before); the agent's log:\n%s", pid, a.logText())
+	}
+	if n := len(agentEntries(t, e, journal.AgentRestarted)) + len(agentEntries(t, e, journal.AgentRestartFailed)); n != 0 {
+		t.Errorf("the agent acted %d time(s) on a server an apply was starting:\n%s", n, a.logText())
+	}
 }

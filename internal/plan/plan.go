@@ -111,6 +111,9 @@ type Desired struct {
 	GateHash   string           `json:"gate_hash"`
 	Gate       *GateSpec        `json:"gate"`
 	Predicted  *state.Footprint `json:"predicted,omitempty"`
+	// Calibration says how Predicted was made (measured, estimated,
+	// uncalibrated) and keys the start's measurement, which apply records.
+	Calibration *Calibration `json:"calibration,omitempty"`
 	// Proxy: roofline's front proxy listens on Port and the engine on a
 	// backend port chosen at apply, so that a replacement can overlap the
 	// old instance (create_before_destroy).
@@ -118,12 +121,18 @@ type Desired struct {
 	// DrainTimeout bounds the wait for the old instance's requests after a
 	// switch (lifecycle's drain_timeout); reaching it cuts them.
 	DrainTimeout time.Duration `json:"drain_timeout,omitempty"`
+	// BackendPorts is the range the engine's backend port is taken from
+	// (the roofline block's backend_ports); it listens on 127.0.0.1.
+	BackendPorts [2]int `json:"backend_ports,omitzero"`
 	// ClaimBytes is the GPU memory the engine takes on each of its GPUs.
 	ClaimBytes uint64 `json:"claim_bytes"`
 }
 
 // DefaultDrainTimeout is lifecycle's drain_timeout when none is set.
 const DefaultDrainTimeout = config.DefaultDrainTimeout
+
+// DefaultBackendPorts is the roofline block's backend_ports when none is set.
+var DefaultBackendPorts = config.DefaultBackendPorts
 
 // GateSpec is the gate configuration as apply needs it.
 type GateSpec struct {
@@ -206,6 +215,10 @@ type Plan struct {
 	// Fingerprint of the GPU snapshot the checks used.
 	InventoryFingerprint string `json:"inventory_fingerprint"`
 	InventorySource      string `json:"inventory_source"`
+	// SnapshotHost and SnapshotCreatedAt name the host snapshot a review
+	// plan was made from (roofline snapshot), "" and zero otherwise.
+	SnapshotHost      string    `json:"snapshot_host,omitempty"`
+	SnapshotCreatedAt time.Time `json:"snapshot_created_at,omitempty"`
 
 	Changes     []*Change            `json:"-"`
 	Drift       []*Drift             `json:"drift,omitempty"`

@@ -36,7 +36,12 @@ type ModelResult struct {
 	// the fingerprint older roofline versions recorded.
 	Files             map[string]string
 	LegacyFingerprint string
-	Err               error
+	// Spec is the model as the memory model needs it; a host snapshot
+	// carries it instead of the folder (Info is then nil).
+	Spec *vram.ModelSpec
+	// Problems are the folder's problems when Info is absent.
+	Problems []model.Problem
+	Err      error
 }
 
 // Observation is what refresh saw of one server in the state.
@@ -91,6 +96,22 @@ type PortChecker interface {
 	Holder(host string, port int) (held bool, who string)
 }
 
+// Listener is a socket listening on a port: its address, its owner's pid
+// (0 when not visible) and a description of the owner.
+type Listener struct {
+	Addr string
+	PID  int
+	Who  string
+}
+
+// ListenerLister lists every socket listening on a port, IPv4 and IPv6,
+// one per socket (two SO_REUSEPORT sockets on one address are two). A
+// PortChecker that implements it lets plan find foreign listeners beside
+// running servers.
+type ListenerLister interface {
+	Listeners(port int) []Listener
+}
+
 // Inputs is everything the planner needs; refresh gathers it.
 type Inputs struct {
 	Config      *config.Config
@@ -102,7 +123,9 @@ type Inputs struct {
 	Observed    map[string]*Observation
 	// LastBench is the newest journal entry with bench figures, per server.
 	LastBench map[string]*journal.Entry
-	Ports     PortChecker
+	// Calibrations are the engines' measured figures of past starts.
+	Calibrations *state.Calibrations
+	Ports        PortChecker
 	// Self is the executable that runs rehearsal engines.
 	Self string
 
@@ -339,10 +362,11 @@ func (pl *planner) engineAndModelChecks() {
 			pl.diag(hcl.DiagError, ptr(m.Range("path")), "Model folder not usable", "Model %q: %v", m.Name, r.Err)
 			continue
 		}
-		if r.Info == nil {
-			continue
+		problems := r.Problems
+		if r.Info != nil {
+			problems = r.Info.Problems
 		}
-		for _, pr := range r.Info.Problems {
+		for _, pr := range problems {
 			sev := hcl.DiagError
 			if pr.Severity == "warning" {
 				sev = hcl.DiagWarning
@@ -418,6 +442,7 @@ func (pl *planner) desire(s *config.Server) {
 	d.CommandLen = prefix
 	d.Proxy = s.Lifecycle.CreateBeforeDestroy
 	if d.Proxy {
+		d.BackendPorts = pl.in.Config.BackendPortRange()
 		d.DrainTimeout = s.Lifecycle.DrainTimeout
 		if d.DrainTimeout <= 0 {
 			d.DrainTimeout = config.DefaultDrainTimeout
@@ -438,8 +463,8 @@ func (pl *planner) desire(s *config.Server) {
 	d.GateHash = hashOf(d.Gate)
 	pl.desired[s.Name] = d
 
-	if mr.Info != nil && pl.in.Snapshot != nil {
-		pl.fit(s, e, mr.Info, d, er.Installed)
+	if (mr.Info != nil || mr.Spec != nil) && pl.in.Snapshot != nil {
+		pl.fit(s, e, mr, d, er.Installed)
 	}
 }
 

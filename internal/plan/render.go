@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/roofline/roofline/internal/diagfmt"
 	"github.com/roofline/roofline/internal/journal"
@@ -27,6 +29,8 @@ type JSONPlan struct {
 	PriorSerial          uint64         `json:"prior_serial"`
 	InventoryFingerprint string         `json:"inventory_fingerprint"`
 	InventorySource      string         `json:"inventory_source,omitempty"`
+	SnapshotHost         string         `json:"snapshot_host,omitempty"`
+	SnapshotCreatedAt    string         `json:"snapshot_created_at,omitempty"`
 	Targets              []string       `json:"targets,omitempty"`
 	ResourceChanges      []JSONChange   `json:"resource_changes"`
 	ResourceDrift        []*Drift       `json:"resource_drift"`
@@ -70,6 +74,7 @@ func (p *Plan) ToJSON() *JSONPlan {
 		PriorSerial:          p.PriorSerial,
 		InventoryFingerprint: p.InventoryFingerprint,
 		InventorySource:      p.InventorySource,
+		SnapshotHost:         p.SnapshotHost,
 		Targets:              p.Targets,
 		ResourceChanges:      []JSONChange{},
 		ResourceDrift:        p.Drift,
@@ -80,6 +85,9 @@ func (p *Plan) ToJSON() *JSONPlan {
 	}
 	if j.ResourceDrift == nil {
 		j.ResourceDrift = []*Drift{}
+	}
+	if !p.SnapshotCreatedAt.IsZero() {
+		j.SnapshotCreatedAt = p.SnapshotCreatedAt.UTC().Format(time.RFC3339)
 	}
 	for _, c := range p.Changes {
 		j.ResourceChanges = append(j.ResourceChanges, JSONChange{
@@ -104,9 +112,12 @@ func FromJSON(j *JSONPlan) *Plan {
 		PriorSerial:          j.PriorSerial,
 		InventoryFingerprint: j.InventoryFingerprint,
 		InventorySource:      j.InventorySource,
+		SnapshotHost:         j.SnapshotHost,
 		Targets:              j.Targets,
 		Drift:                j.ResourceDrift,
 	}
+	p.CreatedAt, _ = time.Parse("2006-01-02T15:04:05Z", j.CreatedAt)
+	p.SnapshotCreatedAt, _ = time.Parse(time.RFC3339, j.SnapshotCreatedAt)
 	for _, c := range j.ResourceChanges {
 		p.Changes = append(p.Changes, &Change{Addr: c.Address, Name: c.Name, PreviousName: strings.TrimPrefix(c.PreviousAddress, "server."), Action: ActionFromJSON(c.Actions), Reason: c.Reason,
 			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, Fit: c.VRAM, Measured: c.Measured,
@@ -122,6 +133,9 @@ type Colorizer func(string) string
 // change with its reason and a flag-by-flag argv diff, then the summary.
 func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 	c := color
+	if line := SnapshotLine(j); line != "" {
+		fmt.Fprint(w, c("[bold]Host snapshot:[reset] "+line+"\n"))
+	}
 	if len(j.ResourceDrift) > 0 {
 		fmt.Fprint(w, c("\n[bold][cyan]Note:[reset][bold] Objects have changed outside of roofline[reset]\n\n"))
 		fmt.Fprintln(w, "roofline detected the following changes made outside of roofline since the last \"roofline apply\":")
@@ -292,6 +306,7 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		attr("+", "model", fmt.Sprintf("%q (served as %q)", a.Model.Path, a.Model.ServedName))
 		attr("+", "gpus", intList(a.GPUs))
 		attr("+", "port", portText(a))
+		attr("+", "listen", ListenText(a))
 		fmt.Fprintf(w, "      %s argv     = [\n", c("[green]+[reset]"))
 		for _, l := range ArgvLines(argsOnly(a.Argv, a)) {
 			fmt.Fprintf(w, "          %s %q,\n", c("[green]+[reset]"), l)
@@ -324,6 +339,7 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		} else {
 			attr("~", "port", fmt.Sprint(b.Port)+" -> "+portText(a))
 		}
+		attr("", "listen", ListenText(a))
 		ops := textdiff.Lines(ArgvLines(argsOnlyState(b)), ArgvLines(argsOnly(a.Argv, a)))
 		changedArgv := false
 		for _, op := range ops {
@@ -432,6 +448,28 @@ func renderBenchBeside(w io.Writer, ch JSONChange, c Colorizer) {
 
 func envChanged(b *state.Server, a *Desired) bool { return !state.EnvEqual(b.Env, a.Env) }
 
+// ListenText names every socket a server listens on, with its bind
+// address: the proxy's on the server's host, and the engine's behind it on
+// loopback; or the engine's own. An empty host is the engine's default
+// (vLLM: all interfaces; SGLang: 127.0.0.1).
+func ListenText(a *Desired) string {
+	host := a.Host
+	if host == "" {
+		host = "0.0.0.0"
+		if a.Engine.Kind == "sglang" {
+			host = "127.0.0.1"
+		}
+	}
+	if a.Proxy {
+		r := a.BackendPorts
+		if r[0] == 0 {
+			r = DefaultBackendPorts
+		}
+		return fmt.Sprintf("%s (roofline's proxy), engine on 127.0.0.1:%d-%d", net.JoinHostPort(host, fmt.Sprint(a.Port)), r[0], r[1])
+	}
+	return net.JoinHostPort(host, fmt.Sprint(a.Port)) + " (the engine)"
+}
+
 func portText(a *Desired) string {
 	if a.Proxy {
 		return fmt.Sprintf("%d (through roofline's proxy; the engine's own port is known after apply)", a.Port)
@@ -464,6 +502,18 @@ func publicArgv(b *state.Server) []string {
 				out[i+1] = fmt.Sprint(b.Port)
 			}
 		}
+		// It binds 127.0.0.1 there; the configuration's host is the
+		// proxy's.
+		for i := 0; i+1 < len(out); i++ {
+			if out[i] == "--host" && out[i+1] == "127.0.0.1" && b.Host != "127.0.0.1" {
+				if b.Host == "" {
+					out = append(out[:i], out[i+2:]...)
+				} else {
+					out[i+1] = b.Host
+				}
+				break
+			}
+		}
 		return out
 	}
 	return argv
@@ -489,6 +539,9 @@ func renderVRAM(w io.Writer, j *JSONPlan, c Colorizer) {
 		}
 		fmt.Fprintf(w, "\n  server.%s: %s; KV cache %d tokens (%s per token), %.2f× max_model_len\n", ch.Name, verdict, v.KVTokens, byteText(v.KVBytesPerToken), v.MaxConcurrency)
 		fmt.Fprint(w, FitTable(v))
+		if ch.After != nil && ch.After.Calibration != nil {
+			fmt.Fprintf(w, "      prediction: %s\n", ch.After.Calibration.Label())
+		}
 		if m := ch.Measured; m != nil && m.KVTokens > 0 {
 			fmt.Fprintf(w, "      measured at the last start: weights %.2f GiB, KV %.2f GiB, %d tokens\n", m.WeightsGiB, m.KVCacheGiB, m.KVTokens)
 		}
@@ -532,3 +585,22 @@ func intList(xs []int) string {
 
 // imageOf is the image a running server was started from.
 func imageOf(b *state.Server) string { return b.Image }
+
+// SnapshotLine names the host snapshot a review plan was made from and its
+// age when the plan was made: "gpu-01, taken 2026-12-01T10:00:00Z (14m
+// before this plan)".
+func SnapshotLine(j *JSONPlan) string {
+	if j.SnapshotHost == "" {
+		return ""
+	}
+	line := j.SnapshotHost
+	taken, err := time.Parse(time.RFC3339, j.SnapshotCreatedAt)
+	if err != nil {
+		return line
+	}
+	line += ", taken " + j.SnapshotCreatedAt
+	if made, err := time.Parse("2006-01-02T15:04:05Z", j.CreatedAt); err == nil && !made.Before(taken) {
+		line += fmt.Sprintf(" (%s before this plan)", made.Sub(taken).Round(time.Second))
+	}
+	return line
+}
