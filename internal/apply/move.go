@@ -6,9 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
-	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -78,9 +76,4 @@ func renameNoClobber(old, new string) error {
 		return fmt.Errorf("%s already exists", new)
 	}
 	return os.Rename(old, new)
-}
-
-// MoveEntry is the journal entry of a rename.
-func MoveEntry(from, to string, now time.Time) journal.Entry {
-	return journal.Entry{Time: now.UTC(), Kind: journal.KindMove, Server: to, From: from}
 }

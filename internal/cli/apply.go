@@ -190,7 +190,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		Parallelism:  o.parallelism,
 		Journal:      journalFor(b, func() *gpu.Snapshot { return p.Snapshot }),
 		MoveJournal: func(from, to string) {
-			if err := journal.Append(journal.Path(b.stateDir), apply.MoveEntry(from, to, time.Now())); err != nil {
+			if err := journal.Append(journal.Path(b.stateDir), journal.MoveEntry(from, to, time.Now())); err != nil {
 				fmt.Fprintf(m.Err, "Warning: the journal does not record the rename of server.%s: %v\n", from, err)
 			}
 		},

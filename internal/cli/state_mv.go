@@ -104,7 +104,7 @@ func stateMv(m *Meta, dir string, dryRun bool, lockTimeout time.Duration, from, 
 		fmt.Fprintf(m.Err, "Error: %v. The state still records server.%s.\n", err, from)
 		return ExitError
 	}
-	if err := journal.Append(journal.Path(sm.Dir()), apply.MoveEntry(from, to, time.Now())); err != nil {
+	if err := journal.Append(journal.Path(sm.Dir()), journal.MoveEntry(from, to, time.Now())); err != nil {
 		fmt.Fprintf(m.Err, "Warning: the journal does not record the rename: %v\n", err)
 	}
 	fmt.Fprintf(m.Out, "Move %q to %q\nSuccessfully moved 1 object(s).\n", "server."+from, "server."+to)

@@ -290,6 +290,11 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
+// MoveEntry is the entry of a rename of server from to to.
+func MoveEntry(from, to string, now time.Time) Entry {
+	return Entry{Time: now.UTC(), Kind: KindMove, Server: to, From: from}
+}
+
 // LastBench returns the newest entry of server that carries bench figures
 // (a bench, or a rollout whose gate ran one), or nil.
 func LastBench(entries []Entry, server string) *Entry {
