@@ -229,6 +229,14 @@ func TestAgentRestartsKilledEngine(t *testing.T) {
 		t.Errorf("check after the restart: %s\ntextfile:\n%s", r, b)
 	}
 
+	// /snapshot is the host snapshot review plans read.
+	code, snap := a.get("/snapshot")
+	snapFile := filepath.Join(t.TempDir(), "snapshot.json")
+	writeFile(t, snapFile, snap)
+	if r := e.run("plan", "-review", "-snapshot="+snapFile); code != 200 || r.code != 0 || !strings.Contains(r.stdout, "No changes") {
+		t.Errorf("/snapshot (HTTP %d) read by plan -review -snapshot: %s", code, r)
+	}
+
 	// SIGHUP re-reads the settings file; SIGTERM stops the agent and
 	// leaves the server serving.
 	writeFile(t, settings, `{"max_restarts": 7, "tick": "300ms"}`)
