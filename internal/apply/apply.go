@@ -561,7 +561,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	}
 	rec := &state.Server{
 		Name: d.Name, Engine: d.Engine, Model: d.Model,
-		Argv: argv, Env: d.Env, CommandLen: d.CommandLen,
+		Argv: argv, Env: d.Env, Sensitive: d.Sensitive, CommandLen: d.CommandLen,
 		GPUs: d.GPUs, Host: d.Host, Port: d.Port, Image: d.Image,
 		Instance: state.Instance{Driver: d.Driver, LogPath: logPath, LaunchID: newLaunchID()},
 		Status:   state.StatusStarting, CreatedAt: a.now().UTC(),

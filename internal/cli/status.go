@@ -309,7 +309,15 @@ func runShow(m *Meta, args []string) int {
 		return usageError(m, "show", "give at most one plan file")
 	}
 	if fs.NArg() == 1 {
-		p, err := plan.Load(fs.Arg(0))
+		var p *plan.Plan
+		b, ok := openBackend(m)
+		if !ok {
+			return ExitError
+		}
+		key, err := b.states.PlanKey()
+		if err == nil {
+			p, err = plan.Load(fs.Arg(0), key)
+		}
 		if err != nil {
 			fmt.Fprintf(m.Err, "Error: %v\n", err)
 			return ExitError

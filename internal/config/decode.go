@@ -78,6 +78,8 @@ var serverSchema = &hcl.BodySchema{
 		{Name: "speculative_config"},
 		{Name: "extra_args"},
 		{Name: "env"},
+		{Name: "env_from_file"},
+		{Name: "env_from_host"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "gate"}, {Type: "lifecycle"}},
 }
@@ -365,6 +367,8 @@ func (d *decoder) decodeServer(blk *hcl.Block, in instance) *Server {
 	s.SpeculativeConfig = a.jsonish("speculative_config")
 	s.ExtraArgs = a.strList("extra_args")
 	s.Env = a.strMap("env")
+	s.EnvFromFile = a.strMap("env_from_file")
+	s.EnvFromHost = a.strList("env_from_host")
 
 	s.Gate = &Gate{HealthTimeout: DefaultHealthTimeout, DeclRange: blk.DefRange, Ranges: Ranges{}}
 	var gateSeen, lifecycleSeen *hcl.Range
@@ -682,7 +686,9 @@ func (a attrs) eval(name string, attr *hcl.Attribute) (cty.Value, bool) {
 	if ds.HasErrors() {
 		return cty.NilVal, false
 	}
+	a.d.noteSecrets(name, v, nil)
 	v, pvm := v.UnmarkDeepWithPaths()
+	a.d.noteSecrets("", v, pvm)
 	for _, pm := range pvm {
 		if _, ok := pm.Marks[SensitiveMark]; ok && a.sens != nil {
 			a.sens[name+pathString(pm.Path)] = true

@@ -4,28 +4,38 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/state"
 )
 
-// Save writes a plan file: the JSON plan, readable only by its owner (it
-// holds the rendered environment). A plan with errors cannot be saved.
-func Save(path string, p *Plan) error {
+// Save writes a plan file, readable only by its owner. Its sensitive
+// values are hashed like in plan -json; the plain ones apply needs are
+// sealed (encrypted) with key, and the whole file is authenticated with it
+// (seal.go). A plan with errors cannot be saved.
+func Save(path string, p *Plan, key []byte) error {
 	if p.HasErrors() {
 		return errors.New("a plan with errors cannot be saved")
 	}
-	b, err := json.MarshalIndent(p.ToJSON(), "", "  ")
+	j := p.ToJSON()
+	if err := seal(j, p, key); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(j, "", "  ")
 	if err != nil {
 		return err
 	}
 	return fsx.WriteFile(path, append(b, '\n'), 0o600)
 }
 
-// Load reads a plan file written by Save.
-func Load(path string) (*Plan, error) {
-	b, err := os.ReadFile(path)
+// maxPlanFile bounds what Load reads.
+const maxPlanFile = 64 << 20
+
+// Load reads a plan file written by Save with the same key. A file whose
+// MAC does not verify (edited, or made with another state directory's key)
+// is refused with ErrTampered.
+func Load(path string, key []byte) (*Plan, error) {
+	b, err := fsx.ReadFile(path, maxPlanFile)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +52,13 @@ func Load(path string) (*Plan, error) {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return nil, fmt.Errorf("%s is not a roofline plan file: %v", path, err)
 	}
-	return FromJSON(&j), nil
+	plain, err := unseal(&j, key)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	p := FromJSON(&j)
+	restorePlain(p, plain)
+	return p, nil
 }
 
 // ErrStale is returned by CheckFresh.

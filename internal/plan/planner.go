@@ -17,6 +17,7 @@ import (
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/model"
+	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/version"
 	"github.com/roofline/roofline/internal/vram"
@@ -135,10 +136,14 @@ type Inputs struct {
 	// machine. A missing engine is then checked against roofline's built-in
 	// flag list of its pinned version, and a missing model folder skips the
 	// VRAM check; both are warnings instead of errors. apply never reviews.
-	Review  bool
-	Targets []string // server names; empty = all
-	Replace []string // server names to replace even if unchanged
-	Now     time.Time
+	Review bool
+	// ReadHostFile and Getenv read host secrets (env_from_file,
+	// env_from_host) for the rotation check only; nil: not read (review).
+	ReadHostFile func(path string) (string, error)
+	Getenv       func(name string) (string, bool)
+	Targets      []string // server names; empty = all
+	Replace      []string // server names to replace even if unchanged
+	Now          time.Time
 }
 
 // Make plans. It never fails: problems are diagnostics in the plan.
@@ -160,16 +165,18 @@ func Make(in *Inputs) *Plan {
 	if p.Mode == "" {
 		p.Mode = ModeNormal
 	}
+	p.Secrets = secret.NewSet()
 	if cfg != nil {
 		p.ConfigDir = cfg.Dir
 		p.Files = cfg.Files
+		p.Secrets = cfg.Secrets()
 	}
 	if in.Snapshot != nil {
 		p.InventoryFingerprint = in.Snapshot.Fingerprint()
 		p.InventorySource = in.Snapshot.Source
 		p.Snapshot = in.Snapshot
 	}
-	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}}
+	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}, host: map[string]map[string]string{}}
 	if len(in.Targets) > 0 {
 		pl.diag(hcl.DiagWarning, nil, "Resource targeting is in effect",
 			"You are creating a plan with the -target option, which means that the result of this plan may not represent all of the changes requested by the current configuration.\n\nThe -target option is not for routine use, and is provided only for exceptional situations such as recovering from errors or mistakes.")
@@ -203,6 +210,9 @@ type planner struct {
 	desired map[string]*Desired
 	fits    map[string]*vram.Result
 	specs   map[*model.Info]specResult // per model, see modelSpec
+	// host holds the host secrets plan could read, per server, for the
+	// rotation check; never stored or shown.
+	host map[string]map[string]string
 }
 
 func (pl *planner) diag(sev hcl.DiagnosticSeverity, rng *hcl.Range, summary, detail string, args ...any) {
@@ -376,6 +386,11 @@ func (pl *planner) desire(s *config.Server) {
 			d.DrainTimeout = config.DefaultDrainTimeout
 		}
 	}
+	d.EnvFrom = hostEnvFrom(s)
+	markSensitive(d, s, pl.p.Secrets)
+	pl.host[s.Name] = planHostSecrets(s, pl.in.ReadHostFile, pl.in.Getenv, pl.p.Secrets)
+	// Secrets enter the hash as a placeholder: see hashable.
+	hashArgv, hashEnv := hashable(d)
 	d.ConfigHash = hashOf(struct {
 		Args   []string
 		Env    map[string]string
@@ -387,7 +402,7 @@ func (pl *planner) desire(s *config.Server) {
 		Driver string
 		Image  string
 		Proxy  bool
-	}{launch.Argv[min(prefix, len(launch.Argv)):], launch.Env, d.GPUs, d.Host, d.Port, d.Engine, modelIdentity(d.Model), d.Driver, d.Image, d.Proxy})
+	}{hashArgv[min(prefix, len(hashArgv)):], hashEnv, d.GPUs, d.Host, d.Port, d.Engine, modelIdentity(d.Model), d.Driver, d.Image, d.Proxy})
 	d.GateHash = hashOf(d.Gate)
 	pl.desired[s.Name] = d
 
@@ -490,6 +505,10 @@ func (pl *planner) diff() {
 			c.LastBench = pl.in.LastBench[name]
 		}
 		gone := before != nil && obs != nil && !obs.Alive
+		var rotated []string
+		if before != nil && after != nil {
+			rotated = secretChanges(before, after, pl.host[name])
+		}
 		switch {
 		case before == nil && after != nil:
 			c.Action = Create
@@ -508,9 +527,14 @@ func (pl *planner) diff() {
 		case gone:
 			c.Action = Create
 			c.Reason = "the process is gone (" + obs.Detail + "); roofline starts it again"
-		case before.ConfigHash != after.ConfigHash || slices.Contains(pl.in.Replace, name) || before.Status == state.StatusFailed || before.Status == state.StatusStarting:
+		case before.ConfigHash != after.ConfigHash || len(rotated) > 0 || slices.Contains(pl.in.Replace, name) || before.Status == state.StatusFailed || before.Status == state.StatusStarting:
 			c.ReplacePaths = replacePaths(before, after)
-			c.EnvChanges = EnvDiff(before.Env, after.Env)
+			for _, r := range rotated {
+				c.ReplacePaths = append(c.ReplacePaths, r+" (sensitive value)")
+			}
+			sort.Strings(c.ReplacePaths)
+			c.ReplacePaths = slices.Compact(c.ReplacePaths)
+			c.EnvChanges = maskEnvChanges(EnvDiff(before.Env, effectiveEnv(before, after)), after.Sensitive)
 			if before.Model.Fingerprint != after.Model.Fingerprint && before.Model.Path == after.Model.Path {
 				c.ModelFiles = ModelFileChanges(before.Model.Files, after.Model.Files)
 			}
@@ -572,10 +596,19 @@ func replacePaths(before *state.Server, after *Desired) []string {
 	if before.Host != after.Host {
 		out = append(out, "host")
 	}
-	if !state.EnvEqual(before.Env, after.Env) {
-		out = append(out, "env")
+	if env := effectiveEnv(before, after); !state.EnvEqual(before.Env, env) {
+		for _, k := range envDiffKeys(before.Env, env) {
+			if !slices.Contains(after.Sensitive, "env."+k) {
+				out = append(out, "env") // the keys are in EnvChanges
+				break
+			}
+		}
 	}
-	for _, f := range ArgvDiffFlags(publicArgv(before), after.Argv) {
+	_, sensArgv := state.SensitivePaths(after.Sensitive)
+	for _, f := range ArgvDiffFlags(unmaskEqual(publicArgv(before), after.Argv), after.Argv) {
+		if sensitiveFlag(after.Argv, sensArgv, f) {
+			continue // named by secretChanges, without its value
+		}
 		out = append(out, f)
 	}
 	sort.Strings(out)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/roofline/roofline/internal/diagfmt"
 	"github.com/roofline/roofline/internal/journal"
+	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/textdiff"
 	"github.com/roofline/roofline/internal/vram"
@@ -38,24 +39,32 @@ type JSONPlan struct {
 	Applyable            bool           `json:"applyable"`
 	Errored              bool           `json:"errored"`
 	Summary              map[string]int `json:"summary"`
+	// SealedSecrets and MAC are set in plan files only (seal.go).
+	SealedSecrets string `json:"sealed_secrets,omitempty"`
+	MAC           string `json:"mac,omitempty"`
 }
 
 // JSONChange is one server's change.
 type JSONChange struct {
-	Address      string           `json:"address"`
-	Type         string           `json:"type"`
-	Name         string           `json:"name"`
-	Actions      []string         `json:"actions"`
-	Reason       string           `json:"reason,omitempty"`
-	ReplacePaths []string         `json:"replace_paths,omitempty"`
-	Downtime     string           `json:"downtime,omitempty"`
-	Before       *state.Server    `json:"before"`
-	After        *Desired         `json:"after"`
-	VRAM         *vram.Result     `json:"vram,omitempty"`
-	Measured     *state.Footprint `json:"measured,omitempty"`
-	LastBench    *journal.Entry   `json:"last_bench,omitempty"`
-	EnvChanges   []EnvChange      `json:"env_changes,omitempty"`
-	ModelFiles   []string         `json:"model_files,omitempty"`
+	Address      string        `json:"address"`
+	Type         string        `json:"type"`
+	Name         string        `json:"name"`
+	Actions      []string      `json:"actions"`
+	Reason       string        `json:"reason,omitempty"`
+	ReplacePaths []string      `json:"replace_paths,omitempty"`
+	Downtime     string        `json:"downtime,omitempty"`
+	Before       *state.Server `json:"before"`
+	After        *Desired      `json:"after"`
+	// BeforeSensitive and AfterSensitive mirror argv and env with true
+	// where the value is sensitive (Terraform's before_sensitive and
+	// after_sensitive); those values are salted hashes.
+	BeforeSensitive map[string]any   `json:"before_sensitive,omitempty"`
+	AfterSensitive  map[string]any   `json:"after_sensitive,omitempty"`
+	VRAM            *vram.Result     `json:"vram,omitempty"`
+	Measured        *state.Footprint `json:"measured,omitempty"`
+	LastBench       *journal.Entry   `json:"last_bench,omitempty"`
+	EnvChanges      []EnvChange      `json:"env_changes,omitempty"`
+	ModelFiles      []string         `json:"model_files,omitempty"`
 }
 
 // ToJSON converts the plan.
@@ -88,11 +97,21 @@ func (p *Plan) ToJSON() *JSONPlan {
 		j.SnapshotCreatedAt = p.SnapshotCreatedAt.UTC().Format(time.RFC3339)
 	}
 	for _, c := range p.Changes {
-		j.ResourceChanges = append(j.ResourceChanges, JSONChange{
-			Address: c.Addr, Type: "server", Name: c.Name, Actions: c.Action.JSON(), Reason: c.Reason,
-			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, VRAM: c.Fit, Measured: c.Measured,
+		jc := JSONChange{
+			Address: c.Addr, Type: "server", Name: c.Name, Actions: c.Action.JSON(), Reason: p.Secrets.Mask(c.Reason),
+			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.MaskedAfter(), VRAM: c.Fit, Measured: c.Measured,
 			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles,
-		})
+		}
+		if c.Before != nil {
+			jc.BeforeSensitive = sensitiveMarks(beforePaths(c.Before), len(c.Before.Argv))
+		}
+		if c.After != nil {
+			jc.AfterSensitive = sensitiveMarks(c.After.Sensitive, len(c.After.Argv))
+		}
+		j.ResourceChanges = append(j.ResourceChanges, jc)
+	}
+	for i, d := range j.Diagnostics {
+		j.Diagnostics[i] = maskDiag(d, p.Secrets)
 	}
 	return j
 }
@@ -286,9 +305,10 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		attr("+", "listen", ListenText(a))
 		fmt.Fprintf(w, "      %s argv     = [\n", c("[green]+[reset]"))
 		for _, l := range ArgvLines(argsOnly(a.Argv, a)) {
-			fmt.Fprintf(w, "          %s %q,\n", c("[green]+[reset]"), l)
+			fmt.Fprintf(w, "          %s %q,\n", c("[green]+[reset]"), showLine(l))
 		}
 		fmt.Fprintln(w, "        ]")
+		renderEnvFrom(w, a, c)
 	case a == nil && b != nil:
 		attr("-", "engine", fmt.Sprintf("%q (%s %s)", b.Engine.Name, b.Engine.Kind, b.Engine.Version))
 		attr("-", "model", fmt.Sprintf("%q", b.Model.Path))
@@ -317,7 +337,7 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 			attr("~", "port", fmt.Sprint(b.Port)+" -> "+portText(a))
 		}
 		attr("", "listen", ListenText(a))
-		ops := textdiff.Lines(ArgvLines(argsOnlyState(b)), ArgvLines(argsOnly(a.Argv, a)))
+		ops := foldRotations(textdiff.Lines(ArgvLines(argsOnlyState(b)), ArgvLines(argsOnly(a.Argv, a))))
 		changedArgv := false
 		for _, op := range ops {
 			if op.Kind != ' ' {
@@ -332,6 +352,8 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 					fmt.Fprintf(w, "          %s %q,\n", c("[red]-[reset]"), op.Text)
 				case '+':
 					fmt.Fprintf(w, "          %s %q,\n", c("[green]+[reset]"), op.Text)
+				case '~':
+					fmt.Fprintf(w, "          %s %q,\n", c("[yellow]~[reset]"), op.Text)
 				default:
 					fmt.Fprintf(w, "            %q,\n", op.Text)
 				}
@@ -341,7 +363,7 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		if envChanged(b, a) {
 			changes := ch.EnvChanges
 			if changes == nil {
-				changes = EnvDiff(b.Env, a.Env)
+				changes = maskEnvChanges(EnvDiff(b.Env, effectiveEnv(b, a)), a.Sensitive)
 			}
 			fmt.Fprintf(w, "      %s env      = {\n", c("[yellow]~[reset]"))
 			for _, e := range changes {
@@ -357,6 +379,10 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 				case "delete":
 					fmt.Fprintf(w, "          %s %s = %s\n", c("[red]-[reset]"), e.Key, val(e.Before))
 				default:
+					if e.Sensitive {
+						fmt.Fprintf(w, "          %s %s = %s\n", c("[yellow]~[reset]"), e.Key, secret.ShownChanged)
+						continue
+					}
 					fmt.Fprintf(w, "          %s %s = %s -> %s\n", c("[yellow]~[reset]"), e.Key, val(e.Before), val(e.After))
 				}
 			}
@@ -423,7 +449,7 @@ func renderBenchBeside(w io.Writer, ch JSONChange, c Colorizer) {
 	}
 }
 
-func envChanged(b *state.Server, a *Desired) bool { return !state.EnvEqual(b.Env, a.Env) }
+func envChanged(b *state.Server, a *Desired) bool { return !state.EnvEqual(b.Env, effectiveEnv(b, a)) }
 
 // ListenText names every socket a server listens on, with its bind
 // address: the proxy's on the server's host, and the engine's behind it on
