@@ -177,6 +177,12 @@ func Make(in *Inputs) *Plan {
 		p.Snapshot = in.Snapshot
 	}
 	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}, host: map[string]map[string]string{}}
+	p.Installs, p.Models = InstallIDs(cfg, in.Engines), map[string]string{}
+	for name, m := range in.Models {
+		if m.Fingerprint != "" {
+			p.Models[name] = m.Fingerprint
+		}
+	}
 	if len(in.Targets) > 0 {
 		pl.diag(hcl.DiagWarning, nil, "Resource targeting is in effect",
 			"You are creating a plan with the -target option, which means that the result of this plan may not represent all of the changes requested by the current configuration.\n\nThe -target option is not for routine use, and is provided only for exceptional situations such as recovering from errors or mistakes.")
@@ -669,4 +675,19 @@ func envKeys(cs []EnvChange) string {
 		parts[i] = map[string]string{"create": "+", "update": "~", "delete": "-"}[c.Action] + " " + c.Key
 	}
 	return strings.Join(parts, ", ")
+}
+
+// InstallIDs identifies each probed engine install: its lock identity and
+// the hash of its flag list.
+func InstallIDs(cfg *config.Config, engines map[string]EngineResult) map[string]string {
+	out := map[string]string{}
+	if cfg == nil {
+		return out
+	}
+	for name, r := range engines {
+		if e := cfg.Engines[name]; e != nil && r.Installed != nil && r.Installed.Flags != nil {
+			out[name] = engine.LockIdentity(e, r.Installed) + " " + r.Installed.Flags.Hash()
+		}
+	}
+	return out
 }
