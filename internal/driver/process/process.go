@@ -42,6 +42,10 @@ type Driver struct {
 	// always scans afresh, so it never signals a pid from an old scan.
 	IndexMaxAge time.Duration
 
+	// kill sends signals (syscall.Kill); tests pass a recorder, so that
+	// the refusal of a dangerous target is tested without sending one.
+	kill func(pid int, sig syscall.Signal) error
+
 	mu      sync.Mutex
 	exits   map[int]exitRecord // children this Driver started and reaped
 	index   map[int][]int      // session id → live pids
@@ -58,7 +62,7 @@ var _ driver.Driver = (*Driver)(nil)
 // New returns a process driver for this host.
 func New() *Driver {
 	return &Driver{proc: liveProc, LookupEnv: os.LookupEnv, KillWait: 10 * time.Second,
-		IndexMaxAge: 250 * time.Millisecond, exits: map[int]exitRecord{}}
+		IndexMaxAge: 250 * time.Millisecond, exits: map[int]exitRecord{}, kill: syscall.Kill}
 }
 
 // Start launches spec in a new session (see driver.Driver). The log file is
@@ -130,10 +134,14 @@ func (d *Driver) start(ctx context.Context, spec driver.LaunchSpec) (*state.Inst
 	if len(cmdline) == 0 {
 		cmdline = slices.Clone(spec.Argv) // exited already; keep what was run
 	}
+	launchID := spec.LaunchID
+	if launchID == "" {
+		launchID = spec.Env[driver.LaunchEnv]
+	}
 	return &state.Instance{
 		Driver: state.DriverProcess, ID: state.ProcessID(pid),
 		PID: pid, Group: st.PGRP, StartTime: st.StartTime, BootID: boot,
-		Cmdline: cmdline, LaunchID: spec.LaunchID, LogPath: spec.LogPath,
+		Cmdline: cmdline, LaunchID: launchID, LogPath: spec.LogPath,
 	}, nil
 }
 
@@ -346,8 +354,18 @@ func sessionOf(h *state.Instance) int {
 // but possibly still running.
 func (d *Driver) Stop(ctx context.Context, i state.Instance, grace time.Duration) error {
 	h := &i
+	if err := d.stopSession(ctx, h, grace); err != nil {
+		return err
+	}
+	return d.stopEscaped(ctx, h, grace)
+}
+
+func (d *Driver) stopSession(ctx context.Context, h *state.Instance, grace time.Duration) error {
 	obs, err := d.read(h, true)
 	if err != nil || obs == nil {
+		return err
+	}
+	if err := d.mayStop(h, obs); err != nil {
 		return err
 	}
 	sid := sessionOf(h)
@@ -358,6 +376,9 @@ func (d *Driver) Stop(ctx context.Context, i state.Instance, grace time.Duration
 	}
 	obs, err = d.read(h, true)
 	if err != nil || obs == nil {
+		return err
+	}
+	if err := d.mayStop(h, obs); err != nil {
 		return err
 	}
 	d.signal(obs, sid, syscall.SIGKILL)
@@ -376,10 +397,12 @@ func (d *Driver) Stop(ctx context.Context, i state.Instance, grace time.Duration
 func (d *Driver) signal(obs *driver.Observed, sid int, sig syscall.Signal) {
 	slog.Info("signal", "signal", sig.String(), "session", sid, "pids", obs.PIDs, "group_alive", obs.Alive)
 	if obs.Alive {
-		_ = syscall.Kill(-sid, sig) // the group Start created
+		_ = d.kill(-sid, sig) // the group Start created (mayStop checked it)
 	}
 	for _, pid := range obs.PIDs {
-		_ = syscall.Kill(pid, sig) // ESRCH: exited meanwhile
+		if pid > 1 && pid != os.Getpid() {
+			_ = d.kill(pid, sig) // ESRCH: exited meanwhile
+		}
 	}
 }
 
