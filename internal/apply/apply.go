@@ -612,7 +612,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	}
 	rec := &state.Server{
 		Name: d.Name, Engine: d.Engine, Model: d.Model,
-		Argv: argv, Env: d.Env, CommandLen: d.CommandLen,
+		Argv: argv, Env: d.Env, Sensitive: d.Sensitive, CommandLen: d.CommandLen,
 		GPUs: d.GPUs, Host: d.Host, Port: d.Port, Image: d.Image,
 		Instance: state.Instance{Driver: d.Driver, LogPath: logPath, LaunchID: newLaunchID()},
 		Status:   state.StatusStarting, CreatedAt: a.now().UTC(),
@@ -685,6 +685,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	}
 	if fp := logdiag.ParseFootprint(readTail(logPath, 4<<20)); fp != nil {
 		rec.Footprint = footprintOf(fp)
+		a.recordCalibration(ctx, c.Addr, d, rec, fp, t)
 	}
 
 	a.note(c.Addr, "Ready; running the gates")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/roofline/roofline/internal/agent"
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/gate"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
@@ -390,7 +392,7 @@ func runAgent(m *Meta, args []string) int {
 			Gatherer: agent.Registry(agent.NewCollector(a.Report, a), true),
 			Report:   a.Report, Token: token,
 			Stale:    func() time.Duration { return 3*a.Settings().Tick + time.Minute }(),
-			Snapshot: func(w http.ResponseWriter, r *http.Request) { writeAgentSnapshot(w, b, a) },
+			Snapshot: func(w http.ResponseWriter, r *http.Request) { writeAgentSnapshot(w, r, m, b) },
 		}
 		srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
@@ -460,7 +462,7 @@ func runAgent(m *Meta, args []string) int {
 // environment. Never a flag value (argv is visible to every user).
 func agentToken(file string) (string, error) {
 	if file != "" {
-		b, err := os.ReadFile(file)
+		b, err := fsx.ReadFile(file, 64<<10)
 		if err != nil {
 			return "", fmt.Errorf("reading the token: %w", err)
 		}
@@ -510,19 +512,28 @@ func bootID() (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// writeAgentSnapshot serves /snapshot: the agent's last observation and
-// the state it observed (secrets are already redacted in the state).
-func writeAgentSnapshot(w http.ResponseWriter, b *backend, a *agent.Agent) {
+// writeAgentSnapshot serves /snapshot: the host snapshot of roofline
+// snapshot (the state, redacted, what refresh sees of every server, the
+// GPUs, engines, models and ports), taken with the configuration as it is
+// now, so that CI can fetch it for plan -review -snapshot.
+func writeAgentSnapshot(w http.ResponseWriter, r *http.Request, m *Meta, b *backend) {
 	st, err := b.states.Read()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
+	cfg, diags := config.LoadDirInputs(".", m.inputs())
+	if diags.HasErrors() {
+		http.Error(w, "the configuration does not load: "+diags.Error(), http.StatusInternalServerError)
+		return
+	}
+	var buf bytes.Buffer
+	if err := b.takeSnapshot(r.Context(), cfg, st, "", false).Write(&buf); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
-	printJSON(w, struct {
-		Report *agent.Report `json:"report"`
-		State  *state.File   `json:"state"`
-	}{a.Report(), st})
+	_, _ = w.Write(buf.Bytes())
 }
 
 func runCheck(m *Meta, args []string) int {

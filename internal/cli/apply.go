@@ -189,6 +189,11 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		Parallelism:  o.parallelism,
 		Journal:      journalFor(b, func() *gpu.Snapshot { return p.Snapshot }),
 	}
+	// Host secrets are read now, on this host, and nowhere else.
+	if err := plan.ResolveHostEnv(p, readHostSecret, os.LookupEnv, m.secrets); err != nil {
+		fmt.Fprintf(m.Err, "\nError: %v\n", err)
+		return ExitError
+	}
 	fmt.Fprintln(m.Out)
 	_, err := ap.Apply(ctx, p, st)
 	if ctx.Err() != nil {
@@ -218,18 +223,31 @@ func loadSavedPlan(m *Meta, o *planOptions, path string) (*plan.Plan, *backend, 
 	if !setVars(m, "apply", *o.vars) {
 		return nil, nil, nil, nil, false
 	}
-	p, err := plan.Load(path)
+	b, st, unlock, ok := openLocked(m, "apply", o.lockTimeout)
+	if !ok {
+		return nil, nil, nil, nil, false
+	}
+	// The plan file is verified with this state directory's key before
+	// anything in it is believed (plan/seal.go).
+	key, err := b.states.PlanKey()
+	var p *plan.Plan
+	if err == nil {
+		p, err = plan.Load(path, key)
+	}
 	if err != nil {
+		unlock()
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return nil, nil, nil, nil, false
 	}
 	if p.Review {
+		unlock()
 		fmt.Fprintf(m.Err, "Error: %s is a review plan\n\nIt was made from a recorded GPU inventory, for reading in code review; it cannot be applied. Run roofline plan -out=FILE on the GPU host, without -inventory, and apply that.\n", path)
 		return nil, nil, nil, nil, false
 	}
-	b, st, unlock, ok := openLocked(m, "apply", o.lockTimeout)
-	if !ok {
-		return nil, nil, nil, nil, false
+	for _, c := range p.Changes {
+		if c.After != nil {
+			m.secrets.Add(plan.SensitiveValues(c.After)...)
+		}
 	}
 	fp := ""
 	if p.InventoryFingerprint != "" {
@@ -243,6 +261,12 @@ func loadSavedPlan(m *Meta, o *planOptions, path string) (*plan.Plan, *backend, 
 		p.Snapshot = snap // the journal names the GPUs
 	}
 	if err := plan.CheckFresh(p, st, fp); err != nil {
+		unlock()
+		fmt.Fprintf(m.Err, "Error: Saved plan is stale\n\n%v.\n", err)
+		return nil, nil, nil, nil, false
+	}
+	installs, models := currentInstalls(b)
+	if err := plan.CheckInstalls(p, installs, models); err != nil {
 		unlock()
 		fmt.Fprintf(m.Err, "Error: Saved plan is stale\n\n%v.\n", err)
 		return nil, nil, nil, nil, false

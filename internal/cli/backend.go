@@ -222,5 +222,6 @@ func (b *backend) refresher(inventoryFlag string, reprobe bool) *plan.Refresher 
 		Ports:     portChecker{},
 		Self:      b.self,
 		Journal:   journal.Path(b.stateDir),
+		StateDir:  b.stateDir,
 	}
 }

@@ -109,15 +109,21 @@ func printOutput(m *Meta, o *config.Output, jsonOut, raw bool) int {
 		fmt.Fprintf(m.Err, "Error: output %s has no value\n", o.Name)
 		return ExitError
 	}
+	// Asked by name with -raw or -json: the value itself, even a sensitive
+	// one (as terraform output), so unmasked.
+	out := m.Out
+	if (raw || jsonOut) && m.plainOut != nil {
+		out = m.plainOut
+	}
 	switch {
 	case raw:
 		switch v.Type() {
 		case cty.String:
-			fmt.Fprint(m.Out, v.AsString())
+			fmt.Fprint(out, v.AsString())
 		case cty.Number:
-			fmt.Fprint(m.Out, v.AsBigFloat().Text('f', -1))
+			fmt.Fprint(out, v.AsBigFloat().Text('f', -1))
 		case cty.Bool:
-			fmt.Fprint(m.Out, v.True())
+			fmt.Fprint(out, v.True())
 		default:
 			fmt.Fprintf(m.Err, "Error: Unsupported value for raw output\n\nOutput %q is %s; -raw prints only strings, numbers and bools. Use -json.\n", o.Name, v.Type().FriendlyName())
 			return ExitError
@@ -129,7 +135,7 @@ func printOutput(m *Meta, o *config.Output, jsonOut, raw bool) int {
 			return ExitError
 		}
 		b, _ := json.MarshalIndent(val, "", "  ")
-		fmt.Fprintln(m.Out, string(b))
+		fmt.Fprintln(out, string(b))
 	default:
 		fmt.Fprintln(m.Out, hclValue(v))
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -203,7 +204,15 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 	in := b.refresher(o.inventory, o.refresh).Refresh(context.Background(), cfg, st)
 	in.Mode, in.Targets, in.Replace = mode, targets, replaces
 	in.Review = o.review
+	if !o.review {
+		in.ReadHostFile, in.Getenv = readHostSecret, os.LookupEnv
+	}
 	p := plan.Make(in)
+	m.secrets.Add(p.Secrets.Values()...)
+	if !o.review {
+		// A review plan may stand in built-in flag lists for the installs.
+		p.Diagnostics = append(p.Diagnostics, lockDiags(cfg, in.Engines)...)
+	}
 	if m.diagSink != nil {
 		// Load-time warnings belong to the plan: after it for people, in
 		// it for machines.
@@ -242,7 +251,7 @@ func runPlan(m *Meta, args []string) int {
 	}
 	var loadDiags hcl.Diagnostics
 	m.diagSink = &loadDiags
-	p, _, _, unlock, ok := makePlan(m, &o, mode, "plan")
+	p, b, _, unlock, ok := makePlan(m, &o, mode, "plan")
 	m.diagSink = nil
 	if !ok {
 		// The configuration did not load (or the state is locked): its
@@ -277,7 +286,11 @@ func runPlan(m *Meta, args []string) int {
 		return ExitError
 	}
 	if o.out != "" {
-		if err := plan.Save(o.out, p); err != nil {
+		key, err := b.states.PlanKey()
+		if err == nil {
+			err = plan.Save(o.out, p, key)
+		}
+		if err != nil {
 			fmt.Fprintf(m.Err, "Error: saving the plan: %v\n", err)
 			return ExitError
 		}

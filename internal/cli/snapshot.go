@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/snapshot"
@@ -53,9 +54,7 @@ func runSnapshot(m *Meta, args []string) int {
 	if !ok || !b.needSelf(m) {
 		return ExitError
 	}
-	in := b.refresher(*inventory, *reprobe).Refresh(context.Background(), b.cfg, st)
-	host, _ := os.Hostname()
-	snap := snapshot.Take(in, portChecker{}, host, time.Now())
+	snap := b.takeSnapshot(context.Background(), b.cfg, st, *inventory, *reprobe)
 	var buf bytes.Buffer
 	if err := snap.Write(&buf); err != nil {
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
@@ -87,6 +86,14 @@ func runSnapshot(m *Meta, args []string) int {
 	}
 	fmt.Fprintln(m.Out, ".")
 	return ExitOK
+}
+
+// takeSnapshot refreshes as plan does and records what it found (roofline
+// snapshot, and the agent's /snapshot).
+func (b *backend) takeSnapshot(ctx context.Context, cfg *config.Config, st *state.File, inventory string, reprobe bool) *snapshot.File {
+	in := b.refresher(inventory, reprobe).Refresh(ctx, cfg, st)
+	host, _ := os.Hostname()
+	return snapshot.Take(in, portChecker{}, host, time.Now())
 }
 
 func gpuCount(s *snapshot.File) int {
@@ -121,6 +128,8 @@ func makeSnapshotPlan(m *Meta, o *planOptions, mode plan.Mode) (*plan.Plan, *sta
 	in.Review = true
 	in.Now = time.Now()
 	p := plan.Make(in)
+	m.secrets.Add(p.Secrets.Values()...)
+	p.Diagnostics = append(p.Diagnostics, lockDiags(cfg, in.Engines)...)
 	p.Review = true
 	p.SnapshotHost, p.SnapshotCreatedAt = snap.Host, snap.CreatedAt
 	if age := snap.Age(in.Now); o.snapshotMaxAge > 0 && age > o.snapshotMaxAge {

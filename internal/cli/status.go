@@ -81,7 +81,10 @@ type statusRow struct {
 	UptimeSec   float64          `json:"uptime_seconds,omitempty"`
 	Measured    *state.Footprint `json:"measured,omitempty"`
 	Predicted   *state.Footprint `json:"predicted,omitempty"`
-	GatePassed  *bool            `json:"gate_passed,omitempty"`
+	// Prediction is how plan predicted this start's memory: "measured",
+	// "estimated" or "uncalibrated" (from the state directory's calibrations).
+	Prediction string `json:"prediction,omitempty"`
+	GatePassed *bool  `json:"gate_passed,omitempty"`
 	// GPUMemoryBytes is what the server's processes hold on its GPUs, as
 	// NVML reports it (0 when the inventory lists none of them).
 	GPUMemoryBytes uint64 `json:"gpu_memory_bytes"`
@@ -106,6 +109,7 @@ func runStatus(m *Meta, args []string) int {
 	if sn, err := b.inventory("").Snapshot(context.Background()); err == nil {
 		snap = sn
 	}
+	cals, _ := state.ReadCalibrations(b.stateDir) // unreadable: no prediction column
 	rows := []statusRow{}
 	for _, name := range st.Names() {
 		s := st.Servers[name]
@@ -114,6 +118,9 @@ func runStatus(m *Meta, args []string) int {
 			Model: s.Model.Path, ServedName: s.Model.ServedName, Port: s.Port, BackendPort: s.BackendPort, GPUs: s.GPUs,
 			PID: s.PID, Status: s.Status, Running: o.Alive, Healthy: o.Healthy, Detail: o.Detail,
 			Measured: s.Footprint, Predicted: s.Predicted, LogPath: s.LogPath}
+		if c := cals.Latest(name); c != nil && (c.LaunchID == "" || c.LaunchID == s.LaunchID) {
+			r.Prediction = c.PredictedAs
+		}
 		if o.Alive && !s.ReadyAt.IsZero() {
 			r.UptimeSec = time.Since(s.ReadyAt).Seconds()
 		}
@@ -190,6 +197,9 @@ func renderStatus(m *Meta, w io.Writer, rows []statusRow) {
 				pt = fmt.Sprint(r.Predicted.KVTokens)
 			}
 			kv = mt + " / " + pt
+			if r.Prediction != "" {
+				kv += " (" + r.Prediction + ")"
+			}
 		}
 		uptime := "-"
 		if r.UptimeSec > 0 {
@@ -299,7 +309,15 @@ func runShow(m *Meta, args []string) int {
 		return usageError(m, "show", "give at most one plan file")
 	}
 	if fs.NArg() == 1 {
-		p, err := plan.Load(fs.Arg(0))
+		var p *plan.Plan
+		b, ok := openBackend(m)
+		if !ok {
+			return ExitError
+		}
+		key, err := b.states.PlanKey()
+		if err == nil {
+			p, err = plan.Load(fs.Arg(0), key)
+		}
 		if err != nil {
 			fmt.Fprintf(m.Err, "Error: %v\n", err)
 			return ExitError

@@ -80,6 +80,8 @@ var serverSchema = &hcl.BodySchema{
 		{Name: "env"},
 		{Name: "api_key"},
 		{Name: "api_key_file"},
+		{Name: "env_from_file"},
+		{Name: "env_from_host"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "gate"}, {Type: "lifecycle"}},
 }
@@ -378,6 +380,8 @@ func (d *decoder) decodeServer(blk *hcl.Block, in instance) *Server {
 	if a.has("api_key") && s.APIKey == "" && !s.Unknown["api_key"] {
 		d.errorf(s.Ranges["api_key"], "Empty API key", "Server %q has an empty api_key; an empty key would let every request in. Give a key, or remove the attribute.", s.Name)
 	}
+	s.EnvFromFile = a.strMap("env_from_file")
+	s.EnvFromHost = a.strList("env_from_host")
 
 	s.Gate = &Gate{HealthTimeout: DefaultHealthTimeout, DeclRange: blk.DefRange, Ranges: Ranges{}}
 	var gateSeen, lifecycleSeen *hcl.Range
@@ -695,7 +699,9 @@ func (a attrs) eval(name string, attr *hcl.Attribute) (cty.Value, bool) {
 	if ds.HasErrors() {
 		return cty.NilVal, false
 	}
+	a.d.noteSecrets(name, v, nil)
 	v, pvm := v.UnmarkDeepWithPaths()
+	a.d.noteSecrets("", v, pvm)
 	for _, pm := range pvm {
 		if _, ok := pm.Marks[SensitiveMark]; ok && a.sens != nil {
 			a.sens[name+pathString(pm.Path)] = true

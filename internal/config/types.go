@@ -30,6 +30,10 @@ type Config struct {
 	Servers   map[string]*Server
 	Clusters  map[string]*Cluster // cluster.go
 	Outputs   map[string]*Output  // output.go
+
+	// secrets are the plain values of attributes and keys whose names say
+	// secret, and of sensitive paths (see Secrets).
+	secrets []string
 }
 
 // Roofline is the top-level settings block.
@@ -148,6 +152,12 @@ type Server struct {
 
 	ExtraArgs []string
 	Env       map[string]string
+	// EnvFromFile and EnvFromHost are host secrets: resolved only on the
+	// host, when apply starts the engine (KEY → absolute file path, whose
+	// content without the trailing newline is the value; KEY taken from
+	// roofline's own environment). Plans record where, never what.
+	EnvFromFile map[string]string
+	EnvFromHost []string
 
 	// APIKey is the key clients must send (Authorization: Bearer KEY),
 	// usually from a sensitive variable; APIKeyFile a host file that holds

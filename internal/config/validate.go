@@ -32,7 +32,7 @@ func (ds *diags) warnf(rng hcl.Range, summary, detail string, args ...any) {
 // outside it: references, ports, GPU lists, value ranges. Each block kind
 // has its own function.
 func validate(cfg *Config) hcl.Diagnostics {
-	var ds diags
+	ds := diags{checkSecrets(cfg)}
 	for _, name := range cfg.EngineNames() {
 		ds.engine(cfg.Engines[name])
 	}

@@ -229,6 +229,14 @@ func TestAgentRestartsKilledEngine(t *testing.T) {
 		t.Errorf("check after the restart: %s\ntextfile:\n%s", r, b)
 	}
 
+	// /snapshot is the host snapshot review plans read.
+	code, snap := a.get("/snapshot")
+	snapFile := filepath.Join(t.TempDir(), "snapshot.json")
+	writeFile(t, snapFile, snap)
+	if r := e.run("plan", "-review", "-snapshot="+snapFile); code != 200 || r.code != 0 || !strings.Contains(r.stdout, "No changes") {
+		t.Errorf("/snapshot (HTTP %d) read by plan -review -snapshot: %s", code, r)
+	}
+
 	// SIGHUP re-reads the settings file; SIGTERM stops the agent and
 	// leaves the server serving.
 	writeFile(t, settings, `{"max_restarts": 7, "tick": "300ms"}`)
@@ -305,6 +313,16 @@ func TestAgentGivesUp(t *testing.T) {
 	_, body := a.get("/metrics")
 	if !strings.Contains(body, `roofline_server_last_failure_info{class="oom_weights",server="a"} 1`) {
 		t.Errorf("/metrics does not name the cause:\n%s", grepLines(body, "roofline_server_"))
+	}
+	// Prometheus' own checker accepts the real agent's output.
+	if promtool, err := exec.LookPath("promtool"); err == nil {
+		cmd := exec.Command(promtool, "check", "metrics")
+		cmd.Stdin = strings.NewReader(body)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool check metrics on the agent's /metrics: %v\n%s", err, out)
+		}
+	} else if os.Getenv("ROOFLINE_PROMETHEUS_REQUIRED") == "1" {
+		t.Error("promtool is not installed and ROOFLINE_PROMETHEUS_REQUIRED=1")
 	}
 	fails := agentEntries(t, e, journal.AgentRestartFailed)
 	if len(fails) != 3 || len(agentEntries(t, e, journal.AgentGaveUp)) != 1 {

@@ -127,6 +127,16 @@ func (pl *planner) fit(s *config.Server, e *config.Engine, mr ModelResult, d *De
 		pl.diag(hcl.DiagError, ptr(s.DeclRange), "Cannot size the server", "Server %q: %v.", s.Name, err)
 		return
 	}
+	arch := ""
+	if mr.Info != nil && mr.Info.Config != nil && len(mr.Info.Config.Architectures) > 0 {
+		arch = mr.Info.Config.Architectures[0]
+	}
+	key := state.CalibrationKey{Engine: e.Kind, EngineIdentity: d.Engine.Identity, GPU: dev.Name, GPUMemoryBytes: total,
+		ModelFingerprint: d.Model.Fingerprint, TP: res.TP, PP: res.PP, DtypeBytes: spec.DtypeBytes,
+		KVCacheDtype: res.KVCacheDtype, MaxModelLen: res.MaxModelLen, MaxNumSeqs: res.MaxNumSeqs,
+		MaxNumBatchedTokens: res.MaxNumBatchedTokens, BlockSize: res.BlockSize,
+		Utilization: res.GPUMemoryUtilization, EnforceEager: s.EnforceEager}
+	res, d.Calibration = calibrate(pl.in.Calibrations, in, res, key, arch)
 	pl.fits[s.Name] = res
 	d.ClaimBytes = res.RequestedBytes
 	d.Predicted = &state.Footprint{

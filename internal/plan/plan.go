@@ -11,6 +11,7 @@ import (
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
+	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/vram"
 )
@@ -99,18 +100,27 @@ type Desired struct {
 	// CommandLen is how many leading words of Argv are the engine command.
 	CommandLen int `json:"command_len"`
 	// Env is what roofline sets on top of the driver's base environment.
-	Env    map[string]string `json:"env"`
-	GPUs   []int             `json:"gpus"`
-	Host   string            `json:"host"`
-	Port   int               `json:"port"`
-	Driver string            `json:"driver"`
-	Image  string            `json:"image,omitempty"`
+	Env map[string]string `json:"env"`
+	// Sensitive names the secret values of Argv and Env ("argv[I]",
+	// "env.KEY"): plain in memory, hashed in every output (secrets.go).
+	Sensitive []string `json:"sensitive,omitempty"`
+	// EnvFrom are host secrets, KEY → "file:/path" or "env:NAME", read
+	// only when apply starts the engine (ResolveHostEnv).
+	EnvFrom map[string]string `json:"env_from,omitempty"`
+	GPUs    []int             `json:"gpus"`
+	Host    string            `json:"host"`
+	Port    int               `json:"port"`
+	Driver  string            `json:"driver"`
+	Image   string            `json:"image,omitempty"`
 	// ConfigHash covers everything whose change needs a restart; GateHash
 	// the gate settings, which change in place.
 	ConfigHash string           `json:"config_hash"`
 	GateHash   string           `json:"gate_hash"`
 	Gate       *GateSpec        `json:"gate"`
 	Predicted  *state.Footprint `json:"predicted,omitempty"`
+	// Calibration says how Predicted was made (measured, estimated,
+	// uncalibrated) and keys the start's measurement, which apply records.
+	Calibration *Calibration `json:"calibration,omitempty"`
 	// Proxy: roofline's front proxy listens on Port and the engine on a
 	// backend port chosen at apply, so that a replacement can overlap the
 	// old instance (create_before_destroy).
@@ -167,6 +177,21 @@ type Change struct {
 	// ModelFiles names the files of the model folder that changed
 	// ("~ config.json", "+ extra.safetensors", "- old.bin").
 	ModelFiles []string `json:"model_files,omitempty"`
+
+	// masked is After as output shows it, computed once so that every
+	// rendering of one plan shows the same hashes.
+	masked *Desired
+}
+
+// MaskedAfter is After with its sensitive values hashed (Desired.Masked).
+func (c *Change) MaskedAfter() *Desired {
+	if c.After == nil {
+		return nil
+	}
+	if c.masked == nil {
+		c.masked = c.After.Masked(c.Before)
+	}
+	return c.masked
 }
 
 // EnvChange is one environment variable's change. Sensitive values (by
@@ -219,6 +244,11 @@ type Plan struct {
 	// plan was made from (roofline snapshot), "" and zero otherwise.
 	SnapshotHost      string    `json:"snapshot_host,omitempty"`
 	SnapshotCreatedAt time.Time `json:"snapshot_created_at,omitempty"`
+	// Installs and Models identify each engine install (lock identity and
+	// flag list hash) and model folder the plan was made with: a saved plan
+	// is stale once either changed.
+	Installs map[string]string `json:"installs,omitempty"`
+	Models   map[string]string `json:"models,omitempty"`
 
 	Changes     []*Change            `json:"-"`
 	Drift       []*Drift             `json:"drift,omitempty"`
@@ -227,6 +257,9 @@ type Plan struct {
 	Files       map[string]*hcl.File `json:"-"`
 	// Snapshot is the GPU snapshot the plan was made with (not saved).
 	Snapshot *gpu.Snapshot `json:"-"`
+	// Secrets are the plain sensitive values of the configuration and of
+	// the host secrets read; every rendering masks text against them.
+	Secrets *secret.Set `json:"-"`
 }
 
 // HasErrors reports whether the plan may not be applied.

@@ -24,6 +24,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// hostReaders gives run's plans the host-secret readers (secrets_test.go).
+var hostReaders bool
+
 var configHash = regexp.MustCompile(`"config_hash": "[0-9a-f]+"`)
 
 // models holds sparse synthetic model folders shared by the tests.
@@ -109,6 +112,9 @@ func run(t *testing.T, c tc) *Plan {
 		Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 	if in.Snapshot == nil {
 		in.Snapshot = gputest.H100s(8)
+	}
+	if hostReaders {
+		in.ReadHostFile, in.Getenv = readFile, os.LookupEnv
 	}
 	for name, e := range cfg.Engines {
 		inst, ok := engine.Reference(e.Kind, e.Version)
@@ -419,10 +425,10 @@ func TestStalePlan(t *testing.T) {
 	first := run(t, tc{hcl: qwenServer})
 	dir := t.TempDir()
 	path := filepath.Join(dir, "plan.json")
-	if err := Save(path, first); err != nil {
+	if err := Save(path, first, testKey); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Load(path)
+	p, err := Load(path, testKey)
 	if err != nil {
 		t.Fatal(err)
 	}

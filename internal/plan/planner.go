@@ -17,6 +17,7 @@ import (
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/model"
+	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/version"
 	"github.com/roofline/roofline/internal/vram"
@@ -123,7 +124,9 @@ type Inputs struct {
 	Observed    map[string]*Observation
 	// LastBench is the newest journal entry with bench figures, per server.
 	LastBench map[string]*journal.Entry
-	Ports     PortChecker
+	// Calibrations are the engines' measured figures of past starts.
+	Calibrations *state.Calibrations
+	Ports        PortChecker
 	// Self is the executable that runs rehearsal engines.
 	Self string
 
@@ -133,10 +136,14 @@ type Inputs struct {
 	// machine. A missing engine is then checked against roofline's built-in
 	// flag list of its pinned version, and a missing model folder skips the
 	// VRAM check; both are warnings instead of errors. apply never reviews.
-	Review  bool
-	Targets []string // server names; empty = all
-	Replace []string // server names to replace even if unchanged
-	Now     time.Time
+	Review bool
+	// ReadHostFile and Getenv read host secrets (env_from_file,
+	// env_from_host) for the rotation check only; nil: not read (review).
+	ReadHostFile func(path string) (string, error)
+	Getenv       func(name string) (string, bool)
+	Targets      []string // server names; empty = all
+	Replace      []string // server names to replace even if unchanged
+	Now          time.Time
 }
 
 // Make plans. It never fails: problems are diagnostics in the plan.
@@ -158,16 +165,24 @@ func Make(in *Inputs) *Plan {
 	if p.Mode == "" {
 		p.Mode = ModeNormal
 	}
+	p.Secrets = secret.NewSet()
 	if cfg != nil {
 		p.ConfigDir = cfg.Dir
 		p.Files = cfg.Files
+		p.Secrets = cfg.Secrets()
 	}
 	if in.Snapshot != nil {
 		p.InventoryFingerprint = in.Snapshot.Fingerprint()
 		p.InventorySource = in.Snapshot.Source
 		p.Snapshot = in.Snapshot
 	}
-	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}}
+	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}, host: map[string]map[string]string{}}
+	p.Installs, p.Models = InstallIDs(cfg, in.Engines), map[string]string{}
+	for name, m := range in.Models {
+		if m.Fingerprint != "" {
+			p.Models[name] = m.Fingerprint
+		}
+	}
 	if len(in.Targets) > 0 {
 		pl.diag(hcl.DiagWarning, nil, "Resource targeting is in effect",
 			"You are creating a plan with the -target option, which means that the result of this plan may not represent all of the changes requested by the current configuration.\n\nThe -target option is not for routine use, and is provided only for exceptional situations such as recovering from errors or mistakes.")
@@ -201,6 +216,9 @@ type planner struct {
 	desired map[string]*Desired
 	fits    map[string]*vram.Result
 	specs   map[*model.Info]specResult // per model, see modelSpec
+	// host holds the host secrets plan could read, per server, for the
+	// rotation check; never stored or shown.
+	host map[string]map[string]string
 }
 
 func (pl *planner) diag(sev hcl.DiagnosticSeverity, rng *hcl.Range, summary, detail string, args ...any) {
@@ -378,6 +396,11 @@ func (pl *planner) desire(s *config.Server) {
 			d.DrainTimeout = config.DefaultDrainTimeout
 		}
 	}
+	d.EnvFrom = hostEnvFrom(s)
+	markSensitive(d, s, pl.p.Secrets)
+	pl.host[s.Name] = planHostSecrets(s, pl.in.ReadHostFile, pl.in.Getenv, pl.p.Secrets)
+	// Secrets enter the hash as a placeholder: see hashable.
+	hashArgv, hashEnv := hashable(d)
 	d.ConfigHash = hashOf(struct {
 		Args   []string
 		Env    map[string]string
@@ -389,7 +412,7 @@ func (pl *planner) desire(s *config.Server) {
 		Driver string
 		Image  string
 		Proxy  bool
-	}{launch.Argv[min(prefix, len(launch.Argv)):], launch.Env, d.GPUs, d.Host, d.Port, d.Engine, modelIdentity(d.Model), d.Driver, d.Image, d.Proxy})
+	}{hashArgv[min(prefix, len(hashArgv)):], hashEnv, d.GPUs, d.Host, d.Port, d.Engine, modelIdentity(d.Model), d.Driver, d.Image, d.Proxy})
 	if d.Keyed {
 		// A new key needs a restart. Only a digest of it enters the hash
 		// (and unkeyed servers keep the hash they had).
@@ -498,6 +521,10 @@ func (pl *planner) diff() {
 			c.LastBench = pl.in.LastBench[name]
 		}
 		gone := before != nil && obs != nil && !obs.Alive
+		var rotated []string
+		if before != nil && after != nil {
+			rotated = secretChanges(before, after, pl.host[name])
+		}
 		switch {
 		case before == nil && after != nil:
 			c.Action = Create
@@ -516,9 +543,14 @@ func (pl *planner) diff() {
 		case gone:
 			c.Action = Create
 			c.Reason = "the process is gone (" + obs.Detail + "); roofline starts it again"
-		case before.ConfigHash != after.ConfigHash || slices.Contains(pl.in.Replace, name) || before.Status == state.StatusFailed || before.Status == state.StatusStarting:
+		case before.ConfigHash != after.ConfigHash || len(rotated) > 0 || slices.Contains(pl.in.Replace, name) || before.Status == state.StatusFailed || before.Status == state.StatusStarting:
 			c.ReplacePaths = replacePaths(before, after)
-			c.EnvChanges = EnvDiff(before.Env, after.Env)
+			for _, r := range rotated {
+				c.ReplacePaths = append(c.ReplacePaths, r+" (sensitive value)")
+			}
+			sort.Strings(c.ReplacePaths)
+			c.ReplacePaths = slices.Compact(c.ReplacePaths)
+			c.EnvChanges = maskEnvChanges(EnvDiff(before.Env, effectiveEnv(before, after)), after.Sensitive)
 			if before.Model.Fingerprint != after.Model.Fingerprint && before.Model.Path == after.Model.Path {
 				c.ModelFiles = ModelFileChanges(before.Model.Files, after.Model.Files)
 			}
@@ -580,10 +612,19 @@ func replacePaths(before *state.Server, after *Desired) []string {
 	if before.Host != after.Host {
 		out = append(out, "host")
 	}
-	if !state.EnvEqual(before.Env, after.Env) {
-		out = append(out, "env")
+	if env := effectiveEnv(before, after); !state.EnvEqual(before.Env, env) {
+		for _, k := range envDiffKeys(before.Env, env) {
+			if !slices.Contains(after.Sensitive, "env."+k) {
+				out = append(out, "env") // the keys are in EnvChanges
+				break
+			}
+		}
 	}
-	for _, f := range ArgvDiffFlags(publicArgv(before), after.Argv) {
+	_, sensArgv := state.SensitivePaths(after.Sensitive)
+	for _, f := range ArgvDiffFlags(unmaskEqual(publicArgv(before), after.Argv), after.Argv) {
+		if sensitiveFlag(after.Argv, sensArgv, f) {
+			continue // named by secretChanges, without its value
+		}
 		out = append(out, f)
 	}
 	sort.Strings(out)
@@ -644,4 +685,19 @@ func envKeys(cs []EnvChange) string {
 		parts[i] = map[string]string{"create": "+", "update": "~", "delete": "-"}[c.Action] + " " + c.Key
 	}
 	return strings.Join(parts, ", ")
+}
+
+// InstallIDs identifies each probed engine install: its lock identity and
+// the hash of its flag list.
+func InstallIDs(cfg *config.Config, engines map[string]EngineResult) map[string]string {
+	out := map[string]string{}
+	if cfg == nil {
+		return out
+	}
+	for name, r := range engines {
+		if e := cfg.Engines[name]; e != nil && r.Installed != nil && r.Installed.Flags != nil {
+			out[name] = engine.LockIdentity(e, r.Installed) + " " + r.Installed.Flags.Hash()
+		}
+	}
+	return out
 }

@@ -45,6 +45,8 @@ type Refresher struct {
 	Journal string
 	// Inspect reads a model folder; nil means model.Inspect.
 	Inspect func(dir string) (*model.Info, error)
+	// StateDir holds the calibrations (state.CalibrationsFile); "" = none.
+	StateDir string
 }
 
 // Refresh probes engines and models (in parallel), observes every server of
@@ -135,6 +137,10 @@ func (r *Refresher) Refresh(ctx context.Context, cfg *config.Config, prior *stat
 				}
 			}
 		}
+	}
+	if r.StateDir != "" {
+		// Unreadable calibrations only make the plan uncalibrated.
+		in.Calibrations, _ = state.ReadCalibrations(r.StateDir)
 	}
 	wg.Wait()
 	return in

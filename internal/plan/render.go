@@ -11,6 +11,7 @@ import (
 
 	"github.com/roofline/roofline/internal/diagfmt"
 	"github.com/roofline/roofline/internal/journal"
+	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/textdiff"
 	"github.com/roofline/roofline/internal/vram"
@@ -19,43 +20,53 @@ import (
 // JSONPlan is plan -json and the plan file: the machine-readable form. The
 // human form is rendered from it, so the two cannot disagree.
 type JSONPlan struct {
-	FormatVersion        string         `json:"format_version"`
-	RooflineVersion      string         `json:"roofline_version"`
-	CreatedAt            string         `json:"created_at"`
-	Mode                 Mode           `json:"mode"`
-	Review               bool           `json:"review,omitempty"`
-	ConfigDir            string         `json:"config_dir"`
-	Lineage              string         `json:"lineage"`
-	PriorSerial          uint64         `json:"prior_serial"`
-	InventoryFingerprint string         `json:"inventory_fingerprint"`
-	InventorySource      string         `json:"inventory_source,omitempty"`
-	SnapshotHost         string         `json:"snapshot_host,omitempty"`
-	SnapshotCreatedAt    string         `json:"snapshot_created_at,omitempty"`
-	Targets              []string       `json:"targets,omitempty"`
-	ResourceChanges      []JSONChange   `json:"resource_changes"`
-	ResourceDrift        []*Drift       `json:"resource_drift"`
-	Diagnostics          []diagfmt.Diag `json:"diagnostics"`
-	Applyable            bool           `json:"applyable"`
-	Errored              bool           `json:"errored"`
-	Summary              map[string]int `json:"summary"`
+	FormatVersion        string            `json:"format_version"`
+	RooflineVersion      string            `json:"roofline_version"`
+	CreatedAt            string            `json:"created_at"`
+	Mode                 Mode              `json:"mode"`
+	Review               bool              `json:"review,omitempty"`
+	ConfigDir            string            `json:"config_dir"`
+	Lineage              string            `json:"lineage"`
+	PriorSerial          uint64            `json:"prior_serial"`
+	InventoryFingerprint string            `json:"inventory_fingerprint"`
+	InventorySource      string            `json:"inventory_source,omitempty"`
+	SnapshotHost         string            `json:"snapshot_host,omitempty"`
+	SnapshotCreatedAt    string            `json:"snapshot_created_at,omitempty"`
+	Installs             map[string]string `json:"installs,omitempty"`
+	Models               map[string]string `json:"models,omitempty"`
+	Targets              []string          `json:"targets,omitempty"`
+	ResourceChanges      []JSONChange      `json:"resource_changes"`
+	ResourceDrift        []*Drift          `json:"resource_drift"`
+	Diagnostics          []diagfmt.Diag    `json:"diagnostics"`
+	Applyable            bool              `json:"applyable"`
+	Errored              bool              `json:"errored"`
+	Summary              map[string]int    `json:"summary"`
+	// SealedSecrets and MAC are set in plan files only (seal.go).
+	SealedSecrets string `json:"sealed_secrets,omitempty"`
+	MAC           string `json:"mac,omitempty"`
 }
 
 // JSONChange is one server's change.
 type JSONChange struct {
-	Address      string           `json:"address"`
-	Type         string           `json:"type"`
-	Name         string           `json:"name"`
-	Actions      []string         `json:"actions"`
-	Reason       string           `json:"reason,omitempty"`
-	ReplacePaths []string         `json:"replace_paths,omitempty"`
-	Downtime     string           `json:"downtime,omitempty"`
-	Before       *state.Server    `json:"before"`
-	After        *Desired         `json:"after"`
-	VRAM         *vram.Result     `json:"vram,omitempty"`
-	Measured     *state.Footprint `json:"measured,omitempty"`
-	LastBench    *journal.Entry   `json:"last_bench,omitempty"`
-	EnvChanges   []EnvChange      `json:"env_changes,omitempty"`
-	ModelFiles   []string         `json:"model_files,omitempty"`
+	Address      string        `json:"address"`
+	Type         string        `json:"type"`
+	Name         string        `json:"name"`
+	Actions      []string      `json:"actions"`
+	Reason       string        `json:"reason,omitempty"`
+	ReplacePaths []string      `json:"replace_paths,omitempty"`
+	Downtime     string        `json:"downtime,omitempty"`
+	Before       *state.Server `json:"before"`
+	After        *Desired      `json:"after"`
+	// BeforeSensitive and AfterSensitive mirror argv and env with true
+	// where the value is sensitive (Terraform's before_sensitive and
+	// after_sensitive); those values are salted hashes.
+	BeforeSensitive map[string]any   `json:"before_sensitive,omitempty"`
+	AfterSensitive  map[string]any   `json:"after_sensitive,omitempty"`
+	VRAM            *vram.Result     `json:"vram,omitempty"`
+	Measured        *state.Footprint `json:"measured,omitempty"`
+	LastBench       *journal.Entry   `json:"last_bench,omitempty"`
+	EnvChanges      []EnvChange      `json:"env_changes,omitempty"`
+	ModelFiles      []string         `json:"model_files,omitempty"`
 }
 
 // ToJSON converts the plan.
@@ -73,6 +84,8 @@ func (p *Plan) ToJSON() *JSONPlan {
 		InventoryFingerprint: p.InventoryFingerprint,
 		InventorySource:      p.InventorySource,
 		SnapshotHost:         p.SnapshotHost,
+		Installs:             p.Installs,
+		Models:               p.Models,
 		Targets:              p.Targets,
 		ResourceChanges:      []JSONChange{},
 		ResourceDrift:        p.Drift,
@@ -88,11 +101,21 @@ func (p *Plan) ToJSON() *JSONPlan {
 		j.SnapshotCreatedAt = p.SnapshotCreatedAt.UTC().Format(time.RFC3339)
 	}
 	for _, c := range p.Changes {
-		j.ResourceChanges = append(j.ResourceChanges, JSONChange{
-			Address: c.Addr, Type: "server", Name: c.Name, Actions: c.Action.JSON(), Reason: c.Reason,
-			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, VRAM: c.Fit, Measured: c.Measured,
+		jc := JSONChange{
+			Address: c.Addr, Type: "server", Name: c.Name, Actions: c.Action.JSON(), Reason: p.Secrets.Mask(c.Reason),
+			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.MaskedAfter(), VRAM: c.Fit, Measured: c.Measured,
 			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles,
-		})
+		}
+		if c.Before != nil {
+			jc.BeforeSensitive = sensitiveMarks(beforePaths(c.Before), len(c.Before.Argv))
+		}
+		if c.After != nil {
+			jc.AfterSensitive = sensitiveMarks(c.After.Sensitive, len(c.After.Argv))
+		}
+		j.ResourceChanges = append(j.ResourceChanges, jc)
+	}
+	for i, d := range j.Diagnostics {
+		j.Diagnostics[i] = maskDiag(d, p.Secrets)
 	}
 	return j
 }
@@ -111,6 +134,8 @@ func FromJSON(j *JSONPlan) *Plan {
 		InventoryFingerprint: j.InventoryFingerprint,
 		InventorySource:      j.InventorySource,
 		SnapshotHost:         j.SnapshotHost,
+		Installs:             j.Installs,
+		Models:               j.Models,
 		Targets:              j.Targets,
 		Drift:                j.ResourceDrift,
 	}
@@ -289,9 +314,10 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		}
 		fmt.Fprintf(w, "      %s argv     = [\n", c("[green]+[reset]"))
 		for _, l := range ArgvLines(argsOnly(a.Argv, a)) {
-			fmt.Fprintf(w, "          %s %q,\n", c("[green]+[reset]"), l)
+			fmt.Fprintf(w, "          %s %q,\n", c("[green]+[reset]"), showLine(l))
 		}
 		fmt.Fprintln(w, "        ]")
+		renderEnvFrom(w, a, c)
 	case a == nil && b != nil:
 		attr("-", "engine", fmt.Sprintf("%q (%s %s)", b.Engine.Name, b.Engine.Kind, b.Engine.Version))
 		attr("-", "model", fmt.Sprintf("%q", b.Model.Path))
@@ -323,7 +349,7 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		if a.Keyed {
 			attr("", "api_key", apiKeyText(a))
 		}
-		ops := textdiff.Lines(ArgvLines(argsOnlyState(b)), ArgvLines(argsOnly(a.Argv, a)))
+		ops := foldRotations(textdiff.Lines(ArgvLines(argsOnlyState(b)), ArgvLines(argsOnly(a.Argv, a))))
 		changedArgv := false
 		for _, op := range ops {
 			if op.Kind != ' ' {
@@ -338,6 +364,8 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 					fmt.Fprintf(w, "          %s %q,\n", c("[red]-[reset]"), op.Text)
 				case '+':
 					fmt.Fprintf(w, "          %s %q,\n", c("[green]+[reset]"), op.Text)
+				case '~':
+					fmt.Fprintf(w, "          %s %q,\n", c("[yellow]~[reset]"), op.Text)
 				default:
 					fmt.Fprintf(w, "            %q,\n", op.Text)
 				}
@@ -347,7 +375,7 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		if envChanged(b, a) {
 			changes := ch.EnvChanges
 			if changes == nil {
-				changes = EnvDiff(b.Env, a.Env)
+				changes = maskEnvChanges(EnvDiff(b.Env, effectiveEnv(b, a)), a.Sensitive)
 			}
 			fmt.Fprintf(w, "      %s env      = {\n", c("[yellow]~[reset]"))
 			for _, e := range changes {
@@ -363,6 +391,10 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 				case "delete":
 					fmt.Fprintf(w, "          %s %s = %s\n", c("[red]-[reset]"), e.Key, val(e.Before))
 				default:
+					if e.Sensitive {
+						fmt.Fprintf(w, "          %s %s = %s\n", c("[yellow]~[reset]"), e.Key, secret.ShownChanged)
+						continue
+					}
 					fmt.Fprintf(w, "          %s %s = %s -> %s\n", c("[yellow]~[reset]"), e.Key, val(e.Before), val(e.After))
 				}
 			}
@@ -429,7 +461,7 @@ func renderBenchBeside(w io.Writer, ch JSONChange, c Colorizer) {
 	}
 }
 
-func envChanged(b *state.Server, a *Desired) bool { return !state.EnvEqual(b.Env, a.Env) }
+func envChanged(b *state.Server, a *Desired) bool { return !state.EnvEqual(b.Env, effectiveEnv(b, a)) }
 
 // ListenText names every socket a server listens on, with its bind
 // address: the proxy's on the server's host, and the engine's behind it on
@@ -548,6 +580,9 @@ func renderVRAM(w io.Writer, j *JSONPlan, c Colorizer) {
 		}
 		fmt.Fprintf(w, "\n  server.%s: %s; KV cache %d tokens (%s per token), %.2f× max_model_len\n", ch.Name, verdict, v.KVTokens, byteText(v.KVBytesPerToken), v.MaxConcurrency)
 		fmt.Fprint(w, FitTable(v))
+		if ch.After != nil && ch.After.Calibration != nil {
+			fmt.Fprintf(w, "      prediction: %s\n", ch.After.Calibration.Label())
+		}
 		if m := ch.Measured; m != nil && m.KVTokens > 0 {
 			fmt.Fprintf(w, "      measured at the last start: weights %.2f GiB, KV %.2f GiB, %d tokens\n", m.WeightsGiB, m.KVCacheGiB, m.KVTokens)
 		}

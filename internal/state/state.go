@@ -67,6 +67,10 @@ type Server struct {
 	// (RedactEnv); compare with EnvEqual / ArgvEqual, not ==.
 	Argv []string          `json:"argv"`
 	Env  map[string]string `json:"env,omitempty"`
+	// Sensitive lists the values that are secret beyond the name rule
+	// (IsSecretName): "env.KEY" and "argv[I]" paths, from sensitive
+	// variables and host secrets. They are stored hashed like the others.
+	Sensitive []string `json:"sensitive,omitempty"`
 	// CommandLen is how many leading words of Argv are the engine's command
 	// (an install path, not a setting); plan's argv diff skips them.
 	CommandLen int `json:"command_len,omitempty"`
@@ -205,6 +209,7 @@ func (s *Server) Clone() *Server {
 	c := *s
 	c.Argv = slices.Clone(s.Argv)
 	c.Env = maps.Clone(s.Env)
+	c.Sensitive = slices.Clone(s.Sensitive)
 	c.GPUs = slices.Clone(s.GPUs)
 	c.Instance = s.Instance.Clone()
 	if s.Gate != nil {
