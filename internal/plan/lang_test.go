@@ -58,7 +58,7 @@ func TestReplaceTriggeredBy(t *testing.T) {
 	if err := os.WriteFile(tmpl, []byte("{{ messages }}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := withLifecycle(`    replace_triggered_by = ["` + tmpl + `"]`) + `
+	cfg := withLifecycle(`    replace_triggered_by = ["`+tmpl+`"]`) + `
 server "other" {
   engine = engine.vllm_016
   model  = model.qwen
