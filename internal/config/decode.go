@@ -29,7 +29,7 @@ var fileSchema = &hcl.BodySchema{
 }
 
 var rooflineSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "state_dir"}, {Name: "inventory"}, {Name: "backend_ports"}},
+	Attributes: []hcl.AttributeSchema{{Name: "state_dir"}, {Name: "inventory"}, {Name: "backend_ports"}, {Name: "required_version"}},
 }
 
 var engineSchema = &hcl.BodySchema{
@@ -79,6 +79,8 @@ var serverSchema = &hcl.BodySchema{
 		{Name: "speculative_config"},
 		{Name: "extra_args"},
 		{Name: "env"},
+		{Name: "api_key"},
+		{Name: "api_key_file"},
 		{Name: "env_from_file"},
 		{Name: "env_from_host"},
 	},
@@ -107,7 +109,8 @@ var benchSchema = &hcl.BodySchema{
 }
 
 var lifecycleSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "create_before_destroy"}, {Name: "drain_timeout"}},
+	Attributes: append([]hcl.AttributeSchema{{Name: "create_before_destroy"}, {Name: "drain_timeout"}}, lifecycleExtraSchema...),
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "precondition"}},
 }
 
 // decoder accumulates diagnostics while decoding blocks into cfg.
@@ -263,6 +266,7 @@ func (d *decoder) decodeRoofline(blk *hcl.Block) *Roofline {
 	content, ds := blk.Body.Content(rooflineSchema)
 	d.add(ds)
 	a := attrs{d: d, m: content.Attributes, ranges: r.Ranges, sens: r.Sensitive, unknown: r.Unknown}
+	d.checkRequiredVersion(r, a)
 	r.StateDir = a.str("state_dir")
 	r.Inventory = a.str("inventory")
 	if r.Inventory != "" && !filepath.IsAbs(r.Inventory) {
@@ -374,6 +378,17 @@ func (d *decoder) decodeServer(blk *hcl.Block, in instance) *Server {
 	s.SpeculativeConfig = a.jsonish("speculative_config")
 	s.ExtraArgs = a.strList("extra_args")
 	s.Env = a.strMap("env")
+	s.APIKey = a.str("api_key")
+	s.APIKeyFile = a.str("api_key_file")
+	if s.APIKeyFile != "" && !filepath.IsAbs(s.APIKeyFile) {
+		s.APIKeyFile = filepath.Join(d.cfg.Dir, s.APIKeyFile)
+	}
+	if a.has("api_key") && a.has("api_key_file") {
+		d.errorf(s.Ranges["api_key_file"], "Two API keys", "Server %q sets both api_key and api_key_file; keep one.", s.Name)
+	}
+	if a.has("api_key") && s.APIKey == "" && !s.Unknown["api_key"] {
+		d.errorf(s.Ranges["api_key"], "Empty API key", "Server %q has an empty api_key; an empty key would let every request in. Give a key, or remove the attribute.", s.Name)
+	}
 	s.EnvFromFile = a.strMap("env_from_file")
 	s.EnvFromHost = a.strList("env_from_host")
 
@@ -406,6 +421,7 @@ func (d *decoder) decodeServer(blk *hcl.Block, in instance) *Server {
 					d.errorf(la.ranges["drain_timeout"], "Invalid drain_timeout", "drain_timeout must be a positive duration: how long a rollout waits for the old instance's requests before it stops it and cuts them.")
 				}
 			}
+			d.decodeLifecycleExtras(s, la, lc.Blocks)
 		}
 	}
 	return s
