@@ -65,6 +65,8 @@ type Entry struct {
 	Argv          []string `json:"argv,omitempty"`
 
 	Gate  *GateSummary  `json:"gate,omitempty"`
+	// Failure is set on a rollout that failed: where and why.
+	Failure *Failure `json:"failure,omitempty"`
 	Bench *BenchSummary `json:"bench,omitempty"`
 	Agent *AgentEvent   `json:"agent,omitempty"`
 
@@ -96,6 +98,16 @@ type GateSummary struct {
 	Bench  string `json:"bench,omitempty"`
 	// Failures are the failed checks and violated thresholds, one line each.
 	Failures []string `json:"failures,omitempty"`
+}
+
+// Failure is why a rollout failed.
+type Failure struct {
+	Phase string `json:"phase"`           // start, health, gates, proxy, drain, stop
+	Class string `json:"class,omitempty"` // the log classifier's class (oom_weights, ...)
+	Error string `json:"error"`
+	// KeptOld: a create-before-destroy rollout failed and the old instance
+	// kept serving.
+	KeptOld bool `json:"kept_old,omitempty"`
 }
 
 // AgentEvent is one action of roofline agent.
