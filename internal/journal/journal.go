@@ -64,11 +64,11 @@ type Entry struct {
 	CUDAVersion   string   `json:"cuda_version,omitempty"`
 	Argv          []string `json:"argv,omitempty"`
 
-	Gate  *GateSummary  `json:"gate,omitempty"`
+	Gate *GateSummary `json:"gate,omitempty"`
 	// Failure is set on a rollout that failed: where and why.
-	Failure *Failure `json:"failure,omitempty"`
-	Bench *BenchSummary `json:"bench,omitempty"`
-	Agent *AgentEvent   `json:"agent,omitempty"`
+	Failure *Failure      `json:"failure,omitempty"`
+	Bench   *BenchSummary `json:"bench,omitempty"`
+	Agent   *AgentEvent   `json:"agent,omitempty"`
 
 	// Line is the entry's line number in the file (1-based), set by Read.
 	Line int `json:"-"`
