@@ -32,7 +32,7 @@ server "s" {
   engine                 = engine.vllm
   model                  = model.qwen
   gpus                   = [floor(each.value / 4)]
-  port                   = 20000 + each.value
+  port                   = 10000 + each.value
   max_model_len          = 4096
   gpu_memory_utilization = 0.2
 }
