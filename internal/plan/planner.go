@@ -176,7 +176,7 @@ func Make(in *Inputs) *Plan {
 		p.InventorySource = in.Snapshot.Source
 		p.Snapshot = in.Snapshot
 	}
-	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}, host: map[string]map[string]string{}}
+	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}, fitIn: map[string]*vram.Input{}, host: map[string]map[string]string{}}
 	if len(in.Targets) > 0 {
 		pl.diag(hcl.DiagWarning, nil, "Resource targeting is in effect",
 			"You are creating a plan with the -target option, which means that the result of this plan may not represent all of the changes requested by the current configuration.\n\nThe -target option is not for routine use, and is provided only for exceptional situations such as recovering from errors or mistakes.")
@@ -209,6 +209,7 @@ type planner struct {
 	prior   *state.File
 	desired map[string]*Desired
 	fits    map[string]*vram.Result
+	fitIn   map[string]*vram.Input // the input each server was sized with
 	specs   map[*model.Info]specResult // per model, see modelSpec
 	// host holds the host secrets plan could read, per server, for the
 	// rotation check; never stored or shown.
@@ -503,6 +504,11 @@ func (pl *planner) diff() {
 		if before != nil {
 			c.Measured = before.Footprint
 			c.LastBench = pl.in.LastBench[name]
+		}
+		if before != nil && after != nil && pl.in.Config != nil {
+			if s := pl.in.Config.Servers[name]; s != nil {
+				c.Defaults = pl.defaultDrift(s, before, after, pl.fitIn[name])
+			}
 		}
 		gone := before != nil && obs != nil && !obs.Alive
 		var rotated []string
