@@ -265,6 +265,12 @@ func loadSavedPlan(m *Meta, o *planOptions, path string) (*plan.Plan, *backend, 
 		fmt.Fprintf(m.Err, "Error: Saved plan is stale\n\n%v.\n", err)
 		return nil, nil, nil, nil, false
 	}
+	installs, models := currentInstalls(b)
+	if err := plan.CheckInstalls(p, installs, models); err != nil {
+		unlock()
+		fmt.Fprintf(m.Err, "Error: Saved plan is stale\n\n%v.\n", err)
+		return nil, nil, nil, nil, false
+	}
 	return p, b, st, unlock, true
 }
 

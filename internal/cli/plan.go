@@ -209,6 +209,10 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 	}
 	p := plan.Make(in)
 	m.secrets.Add(p.Secrets.Values()...)
+	if !o.review {
+		// A review plan may stand in built-in flag lists for the installs.
+		p.Diagnostics = append(p.Diagnostics, lockDiags(cfg, in.Engines)...)
+	}
 	if m.diagSink != nil {
 		// Load-time warnings belong to the plan: after it for people, in
 		// it for machines.

@@ -128,6 +128,8 @@ func makeSnapshotPlan(m *Meta, o *planOptions, mode plan.Mode) (*plan.Plan, *sta
 	in.Review = true
 	in.Now = time.Now()
 	p := plan.Make(in)
+	m.secrets.Add(p.Secrets.Values()...)
+	p.Diagnostics = append(p.Diagnostics, lockDiags(cfg, in.Engines)...)
 	p.Review = true
 	p.SnapshotHost, p.SnapshotCreatedAt = snap.Host, snap.CreatedAt
 	if age := snap.Age(in.Now); o.snapshotMaxAge > 0 && age > o.snapshotMaxAge {

@@ -106,7 +106,7 @@ func flagDefaultDrift(old, cur *engine.FlagSet, argv []string) []DefaultChange {
 var reEnumDefault = regexp.MustCompile(`^[A-Z]\w*\.(\w+)(?:\.value)?$`)
 
 // sameDefault compares two --help default texts as values: the spellings
-// of "nothing" (None, '', dict(), [], Config()) are equal, and an enum
+// of "nothing" (None, ”, dict(), [], Config()) are equal, and an enum
 // member equals its value ("LoadFormat.AUTO.value" is 'auto').
 func sameDefault(a, b string) bool {
 	norm := func(v string) string {

@@ -241,6 +241,11 @@ type Plan struct {
 	// plan was made from (roofline snapshot), "" and zero otherwise.
 	SnapshotHost      string    `json:"snapshot_host,omitempty"`
 	SnapshotCreatedAt time.Time `json:"snapshot_created_at,omitempty"`
+	// Installs and Models identify each engine install (lock identity and
+	// flag list hash) and model folder the plan was made with: a saved plan
+	// is stale once either changed.
+	Installs map[string]string `json:"installs,omitempty"`
+	Models   map[string]string `json:"models,omitempty"`
 
 	Changes     []*Change            `json:"-"`
 	Drift       []*Drift             `json:"drift,omitempty"`

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/state"
@@ -78,6 +80,24 @@ func CheckFresh(p *Plan, current *state.File, inventoryFingerprint string) error
 	}
 	if inventoryFingerprint != "" && p.InventoryFingerprint != "" && inventoryFingerprint != p.InventoryFingerprint {
 		return fmt.Errorf("%w: the GPUs changed since the plan was made (memory in use or processes differ). Run roofline plan again", ErrStale)
+	}
+	return nil
+}
+
+// CheckInstalls refuses a saved plan when an engine install or a model
+// folder it was made with changed since (an in-place pip upgrade, a
+// re-downloaded model): installs and models are the current identities,
+// as the plan records them (InstallIDs, model fingerprints).
+func CheckInstalls(p *Plan, installs, models map[string]string) error {
+	for _, name := range slices.Sorted(maps.Keys(p.Installs)) {
+		if now, ok := installs[name]; ok && now != p.Installs[name] {
+			return fmt.Errorf("%w: engine %q changed since the plan was made (another install or flag list). Run roofline plan again", ErrStale, name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.Models)) {
+		if now, ok := models[name]; ok && now != p.Models[name] {
+			return fmt.Errorf("%w: the files of model %q changed since the plan was made. Run roofline plan again", ErrStale, name)
+		}
 	}
 	return nil
 }

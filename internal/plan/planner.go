@@ -177,6 +177,12 @@ func Make(in *Inputs) *Plan {
 		p.Snapshot = in.Snapshot
 	}
 	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}, fitIn: map[string]*vram.Input{}, host: map[string]map[string]string{}}
+	p.Installs, p.Models = InstallIDs(cfg, in.Engines), map[string]string{}
+	for name, m := range in.Models {
+		if m.Fingerprint != "" {
+			p.Models[name] = m.Fingerprint
+		}
+	}
 	if len(in.Targets) > 0 {
 		pl.diag(hcl.DiagWarning, nil, "Resource targeting is in effect",
 			"You are creating a plan with the -target option, which means that the result of this plan may not represent all of the changes requested by the current configuration.\n\nThe -target option is not for routine use, and is provided only for exceptional situations such as recovering from errors or mistakes.")
@@ -209,7 +215,7 @@ type planner struct {
 	prior   *state.File
 	desired map[string]*Desired
 	fits    map[string]*vram.Result
-	fitIn   map[string]*vram.Input // the input each server was sized with
+	fitIn   map[string]*vram.Input     // the input each server was sized with
 	specs   map[*model.Info]specResult // per model, see modelSpec
 	// host holds the host secrets plan could read, per server, for the
 	// rotation check; never stored or shown.
@@ -675,4 +681,19 @@ func envKeys(cs []EnvChange) string {
 		parts[i] = map[string]string{"create": "+", "update": "~", "delete": "-"}[c.Action] + " " + c.Key
 	}
 	return strings.Join(parts, ", ")
+}
+
+// InstallIDs identifies each probed engine install: its lock identity and
+// the hash of its flag list.
+func InstallIDs(cfg *config.Config, engines map[string]EngineResult) map[string]string {
+	out := map[string]string{}
+	if cfg == nil {
+		return out
+	}
+	for name, r := range engines {
+		if e := cfg.Engines[name]; e != nil && r.Installed != nil && r.Installed.Flags != nil {
+			out[name] = engine.LockIdentity(e, r.Installed) + " " + r.Installed.Flags.Hash()
+		}
+	}
+	return out
 }

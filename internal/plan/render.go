@@ -20,25 +20,27 @@ import (
 // JSONPlan is plan -json and the plan file: the machine-readable form. The
 // human form is rendered from it, so the two cannot disagree.
 type JSONPlan struct {
-	FormatVersion        string         `json:"format_version"`
-	RooflineVersion      string         `json:"roofline_version"`
-	CreatedAt            string         `json:"created_at"`
-	Mode                 Mode           `json:"mode"`
-	Review               bool           `json:"review,omitempty"`
-	ConfigDir            string         `json:"config_dir"`
-	Lineage              string         `json:"lineage"`
-	PriorSerial          uint64         `json:"prior_serial"`
-	InventoryFingerprint string         `json:"inventory_fingerprint"`
-	InventorySource      string         `json:"inventory_source,omitempty"`
-	SnapshotHost         string         `json:"snapshot_host,omitempty"`
-	SnapshotCreatedAt    string         `json:"snapshot_created_at,omitempty"`
-	Targets              []string       `json:"targets,omitempty"`
-	ResourceChanges      []JSONChange   `json:"resource_changes"`
-	ResourceDrift        []*Drift       `json:"resource_drift"`
-	Diagnostics          []diagfmt.Diag `json:"diagnostics"`
-	Applyable            bool           `json:"applyable"`
-	Errored              bool           `json:"errored"`
-	Summary              map[string]int `json:"summary"`
+	FormatVersion        string            `json:"format_version"`
+	RooflineVersion      string            `json:"roofline_version"`
+	CreatedAt            string            `json:"created_at"`
+	Mode                 Mode              `json:"mode"`
+	Review               bool              `json:"review,omitempty"`
+	ConfigDir            string            `json:"config_dir"`
+	Lineage              string            `json:"lineage"`
+	PriorSerial          uint64            `json:"prior_serial"`
+	InventoryFingerprint string            `json:"inventory_fingerprint"`
+	InventorySource      string            `json:"inventory_source,omitempty"`
+	SnapshotHost         string            `json:"snapshot_host,omitempty"`
+	SnapshotCreatedAt    string            `json:"snapshot_created_at,omitempty"`
+	Installs             map[string]string `json:"installs,omitempty"`
+	Models               map[string]string `json:"models,omitempty"`
+	Targets              []string          `json:"targets,omitempty"`
+	ResourceChanges      []JSONChange      `json:"resource_changes"`
+	ResourceDrift        []*Drift          `json:"resource_drift"`
+	Diagnostics          []diagfmt.Diag    `json:"diagnostics"`
+	Applyable            bool              `json:"applyable"`
+	Errored              bool              `json:"errored"`
+	Summary              map[string]int    `json:"summary"`
 	// SealedSecrets and MAC are set in plan files only (seal.go).
 	SealedSecrets string `json:"sealed_secrets,omitempty"`
 	MAC           string `json:"mac,omitempty"`
@@ -83,6 +85,8 @@ func (p *Plan) ToJSON() *JSONPlan {
 		InventoryFingerprint: p.InventoryFingerprint,
 		InventorySource:      p.InventorySource,
 		SnapshotHost:         p.SnapshotHost,
+		Installs:             p.Installs,
+		Models:               p.Models,
 		Targets:              p.Targets,
 		ResourceChanges:      []JSONChange{},
 		ResourceDrift:        p.Drift,
@@ -131,6 +135,8 @@ func FromJSON(j *JSONPlan) *Plan {
 		InventoryFingerprint: j.InventoryFingerprint,
 		InventorySource:      j.InventorySource,
 		SnapshotHost:         j.SnapshotHost,
+		Installs:             j.Installs,
+		Models:               j.Models,
 		Targets:              j.Targets,
 		Drift:                j.ResourceDrift,
 	}
