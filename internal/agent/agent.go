@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/state"
 )
@@ -223,7 +224,9 @@ func (a *Agent) checkBoot() {
 		a.journal("", &journal.AgentEvent{Action: journal.AgentRebooted, Reason: "boot id " + strings.TrimSpace(string(prev)) + " → " + id})
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
-		_ = os.WriteFile(path, []byte(id+"\n"), 0o600)
+		if err := fsx.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
+			a.logf("recording the boot id: %v", err)
+		}
 	}
 }
 

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/roofline/roofline/internal/engine/logdiag"
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/state"
 )
@@ -126,7 +126,7 @@ func observeOne(ctx context.Context, s *state.Server, obs Observer, gen Generato
 	r.Drift = driftOf(s, r)
 	if !r.Alive && s.LogPath != "" {
 		// The cause of a dead or failed server is in its log.
-		d := logdiag.Classify(readTail(s.LogPath, 1<<20))
+		d := classifyLog(s.LogPath)
 		if d.Class != "" && d.Class != "unknown" {
 			r.FailureClass, r.FailureCause = d.Class, d.Summary
 		}
@@ -261,18 +261,14 @@ func (rep *Report) WriteText(w io.Writer) {
 	}
 }
 
-// readTail returns at most limit bytes from the end of the file at path.
-func readTail(path string, limit int64) []byte {
-	f, err := os.Open(path)
+// classifyLog names the cause of a failure from the last MiB of a log.
+func classifyLog(path string) logdiag.Diagnosis {
+	f, fi, err := fsx.OpenRegular(path)
 	if err != nil {
-		return nil
+		return logdiag.Diagnosis{}
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil
-	}
-	off := max(info.Size()-limit, 0)
-	b, _ := io.ReadAll(io.NewSectionReader(f, off, info.Size()-off))
-	return b
+	off := max(fi.Size()-1<<20, 0)
+	d, _ := logdiag.ClassifyReader(io.NewSectionReader(f, off, fi.Size()-off))
+	return d
 }

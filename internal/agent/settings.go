@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"time"
+
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 // Settings are the agent's own knobs (not the servers': those come from the
@@ -77,12 +78,9 @@ type settingsFile struct {
 // LoadSettings reads a settings file over base: what the file sets wins.
 // The agent calls it at start and on SIGHUP.
 func LoadSettings(path string, base Settings) (Settings, error) {
-	b, err := os.ReadFile(path)
+	b, err := fsx.ReadFile(path, 1<<20)
 	if err != nil {
 		return base, fmt.Errorf("agent settings: %w", err)
-	}
-	if len(b) > 1<<20 {
-		return base, fmt.Errorf("agent settings %s: over 1 MiB, not a settings file", path)
 	}
 	var f settingsFile
 	dec := json.NewDecoder(bytes.NewReader(b))

@@ -128,6 +128,8 @@ type Applier struct {
 	StopGrace time.Duration
 	// Journal is called after each rollout; nil to skip.
 	Journal func(s *state.Server, change *plan.Change)
+	// MoveJournal records a rename (MoveEntry); nil to skip.
+	MoveJournal func(from, to string)
 	// Now is the clock.
 	Now func() time.Time
 
@@ -192,6 +194,13 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 		return a.st, errs.ErrorOrNil()
 	}
 
+	// Renames (moved blocks) first: what follows acts on the new names.
+	for _, c := range p.Changes {
+		if c.PreviousName != "" {
+			addErr(a.move(c))
+		}
+	}
+
 	// Phase 1: stops that free GPUs and ports, in parallel.
 	var wg sync.WaitGroup
 	for _, c := range p.Changes {
@@ -226,6 +235,25 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 	}
 	wg.Wait()
 	return a.st, errs.ErrorOrNil()
+}
+
+// move re-keys a renamed server: state, log file, proxy files, journal.
+// The process is not touched.
+func (a *Applier) move(c *plan.Change) error {
+	var err error
+	if uerr := a.update(func(st *state.File) { err = Move(a.StateDir, st, c.PreviousName, c.Name) }); uerr != nil {
+		return &ServerError{Addr: c.Addr, Phase: "move", Err: uerr}
+	}
+	if a.MoveJournal != nil {
+		a.MoveJournal(c.PreviousName, c.Name)
+	}
+	if a.Hooks != nil && err == nil && c.Action == plan.NoOp {
+		a.Hooks.End(c.Addr, "Move complete", 0, "was server."+c.PreviousName+"; the process was not touched")
+	}
+	if err != nil {
+		return &ServerError{Addr: c.Addr, Phase: "move", Err: err}
+	}
+	return nil
 }
 
 // refreshOnly records what refresh found: servers whose process is gone

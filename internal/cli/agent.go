@@ -20,6 +20,7 @@ import (
 	"github.com/roofline/roofline/internal/agent"
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/gate"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
@@ -461,7 +462,7 @@ func runAgent(m *Meta, args []string) int {
 // environment. Never a flag value (argv is visible to every user).
 func agentToken(file string) (string, error) {
 	if file != "" {
-		b, err := os.ReadFile(file)
+		b, err := fsx.ReadFile(file, 64<<10)
 		if err != nil {
 			return "", fmt.Errorf("reading the token: %w", err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/gpu"
+	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/views"
@@ -188,6 +189,11 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		ProxyCommand: []string{b.self, "proxy"},
 		Parallelism:  o.parallelism,
 		Journal:      journalFor(b, func() *gpu.Snapshot { return p.Snapshot }),
+		MoveJournal: func(from, to string) {
+			if err := journal.Append(journal.Path(b.stateDir), journal.MoveEntry(from, to, time.Now())); err != nil {
+				fmt.Fprintf(m.Err, "Warning: the journal does not record the rename of server.%s: %v\n", from, err)
+			}
+		},
 	}
 	// Host secrets are read now, on this host, and nowhere else.
 	if err := plan.ResolveHostEnv(p, readHostSecret, os.LookupEnv, m.secrets); err != nil {

@@ -24,6 +24,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "variable", LabelNames: []string{"name"}},
 		{Type: "locals"},
 		{Type: "output", LabelNames: []string{"name"}},
+		{Type: "moved"},
 	},
 }
 
@@ -131,7 +132,7 @@ func (d *decoder) decodeBlocks(blocks []*hcl.Block) {
 	if d.seen == nil {
 		d.seen = map[string]hcl.Range{}
 	}
-	var servers, outputs []*hcl.Block
+	var servers, outputs, moved []*hcl.Block
 	engines, models := map[string][]refEntry{}, map[string][]refEntry{}
 	reps := map[string]repetition{}
 	// Engines and models first: servers refer to them, by expressions that
@@ -174,6 +175,8 @@ func (d *decoder) decodeBlocks(blocks []*hcl.Block) {
 			servers = append(servers, blk)
 		case "output":
 			outputs = append(outputs, blk)
+		case "moved":
+			moved = append(moved, blk)
 		}
 	}
 	refCtx := d.ctx.NewChild()
@@ -195,6 +198,7 @@ func (d *decoder) decodeBlocks(blocks []*hcl.Block) {
 		}
 	}
 	d.decodeOutputs(outputs, serverRefs, serverReps)
+	d.decodeMoved(moved)
 	d.ctx = saved
 }
 
@@ -211,8 +215,11 @@ func prefixed(reps map[string]repetition, prefix string) map[string]repetition {
 // declare checks a block's name and that it is declared once; false means
 // the block is skipped (the diagnostic is recorded).
 func (d *decoder) declare(blk *hcl.Block) bool {
-	if blk.Type == "variable" || blk.Type == "locals" {
+	switch blk.Type {
+	case "variable", "locals":
 		return false // decoded by scope
+	case "moved", "import":
+		return true // any number, no name
 	}
 	addr := blk.Type
 	if len(blk.Labels) > 0 {

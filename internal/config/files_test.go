@@ -218,3 +218,19 @@ func TestOutputs(t *testing.T) {
 		t.Errorf("endpoint %+v", ep)
 	}
 }
+
+func TestMoved(t *testing.T) {
+	cfg, diags, _ := loadFixture(t, "testdata/valid/moved.hcl")
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	if len(cfg.Moved) != 2 || cfg.Moved[0].From != "beta" || cfg.Moved[0].To != "gamma" || cfg.Moved[1].From != "web_old[0]" || cfg.Moved[1].To != `web["a"]` {
+		t.Fatalf("moved %+v %+v", cfg.Moved[0], cfg.Moved[1])
+	}
+	for in, want := range map[string]string{"server.a": "a", "a": "a", `server.web["x"]`: `web["x"]`, "web[2]": "web[2]", "server.": "", `server.a.b`: "", "engine.a": ""} {
+		got, err := ParseServerAddr(in)
+		if got != want || (err != nil) != (want == "") {
+			t.Errorf("ParseServerAddr(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}

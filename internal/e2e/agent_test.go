@@ -314,6 +314,16 @@ func TestAgentGivesUp(t *testing.T) {
 	if !strings.Contains(body, `roofline_server_last_failure_info{class="oom_weights",server="a"} 1`) {
 		t.Errorf("/metrics does not name the cause:\n%s", grepLines(body, "roofline_server_"))
 	}
+	// Prometheus' own checker accepts the real agent's output.
+	if promtool, err := exec.LookPath("promtool"); err == nil {
+		cmd := exec.Command(promtool, "check", "metrics")
+		cmd.Stdin = strings.NewReader(body)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool check metrics on the agent's /metrics: %v\n%s", err, out)
+		}
+	} else if os.Getenv("ROOFLINE_PROMETHEUS_REQUIRED") == "1" {
+		t.Error("promtool is not installed and ROOFLINE_PROMETHEUS_REQUIRED=1")
+	}
 	fails := agentEntries(t, e, journal.AgentRestartFailed)
 	if len(fails) != 3 || len(agentEntries(t, e, journal.AgentGaveUp)) != 1 {
 		t.Fatalf("journal: %d failed restarts and %d give-ups, want 3 and 1", len(fails), len(agentEntries(t, e, journal.AgentGaveUp)))

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,6 +30,10 @@ const (
 	KindBench   = "bench"
 	// KindAgent is what roofline agent did to keep a server up.
 	KindAgent = "agent"
+	// KindMove records a rename (a moved block or state mv): Server is the
+	// new name, From the old one. The server's earlier entries carry the old
+	// name; ForServer and LastBench follow the move.
+	KindMove = "move"
 )
 
 // Agent actions.
@@ -46,8 +51,9 @@ const maxLine = 16 << 20
 // Entry is one line of the journal.
 type Entry struct {
 	Time   time.Time `json:"time"`
-	Kind   string    `json:"kind"`   // KindRollout or KindBench
-	Server string    `json:"server"` // server block name; "" for a bench of a bare URL
+	Kind   string    `json:"kind"`           // KindRollout or KindBench
+	Server string    `json:"server"`         // server block name; "" for a bench of a bare URL
+	From   string    `json:"from,omitempty"` // KindMove: the server's previous name
 	URL    string    `json:"url,omitempty"`
 
 	Engine EngineInfo `json:"engine"`
@@ -284,24 +290,43 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
+// MoveEntry is the entry of a rename of server from to to.
+func MoveEntry(from, to string, now time.Time) Entry {
+	return Entry{Time: now.UTC(), Kind: KindMove, Server: to, From: from}
+}
+
 // LastBench returns the newest entry of server that carries bench figures
 // (a bench, or a rollout whose gate ran one), or nil.
 func LastBench(entries []Entry, server string) *Entry {
+	name := server
 	for i := len(entries) - 1; i >= 0; i-- {
-		if entries[i].Server == server && entries[i].Bench != nil {
-			return &entries[i]
+		e := &entries[i]
+		if e.Kind == KindMove && e.Server == name && e.From != "" {
+			name = e.From // before the move, the server had this name
+			continue
+		}
+		if e.Server == name && e.Bench != nil {
+			return e
 		}
 	}
 	return nil
 }
 
-// ForServer returns the entries of one server, in order.
+// ForServer returns the entries of one server, in order, following its
+// renames back (entries before a move carry the previous name).
 func ForServer(entries []Entry, server string) []Entry {
 	var out []Entry
-	for _, e := range entries {
-		if e.Server == server {
-			out = append(out, e)
+	name := server
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if e.Server != name {
+			continue
+		}
+		out = append(out, e)
+		if e.Kind == KindMove && e.From != "" {
+			name = e.From
 		}
 	}
+	slices.Reverse(out)
 	return out
 }

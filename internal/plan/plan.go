@@ -151,9 +151,12 @@ type GateSpec struct {
 
 // Change is one server's planned change.
 type Change struct {
-	Addr   string `json:"address"`
-	Name   string `json:"name"`
-	Action Action `json:"-"`
+	Addr string `json:"address"`
+	Name string `json:"name"`
+	// PreviousName is the server's name in the state when a moved block
+	// renames it ("beta" for server.beta); apply re-keys it first.
+	PreviousName string `json:"previous_name,omitempty"`
+	Action       Action `json:"-"`
 	// Reason says why, for people: "max_model_len changed", "process died".
 	Reason string `json:"reason,omitempty"`
 	// ReplacePaths lists the attributes whose change forces a replacement.
@@ -265,7 +268,7 @@ func (p *Plan) HasErrors() bool { return p.Diagnostics.HasErrors() }
 // HasChanges reports whether applying would change anything.
 func (p *Plan) HasChanges() bool {
 	for _, c := range p.Changes {
-		if c.Action != NoOp {
+		if c.Action != NoOp || c.PreviousName != "" {
 			return true
 		}
 	}

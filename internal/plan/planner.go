@@ -187,6 +187,7 @@ func Make(in *Inputs) *Plan {
 		pl.diag(hcl.DiagWarning, nil, "Resource targeting is in effect",
 			"You are creating a plan with the -target option, which means that the result of this plan may not represent all of the changes requested by the current configuration.\n\nThe -target option is not for routine use, and is provided only for exceptional situations such as recovering from errors or mistakes.")
 	}
+	pl.applyMoves()
 	pl.drift()
 	if p.Mode == ModeRefreshOnly {
 		return p
@@ -202,6 +203,7 @@ func Make(in *Inputs) *Plan {
 		}
 	}
 	pl.diff()
+	pl.renameHints()
 	if p.Mode != ModeDestroy {
 		pl.crossChecks()
 	}
@@ -217,9 +219,79 @@ type planner struct {
 	fits    map[string]*vram.Result
 	fitIn   map[string]*vram.Input     // the input each server was sized with
 	specs   map[*model.Info]specResult // per model, see modelSpec
+	moved   map[string]string          // new name → name in the state (moved blocks)
 	// host holds the host secrets plan could read, per server, for the
 	// rotation check; never stored or shown.
 	host map[string]map[string]string
+}
+
+// applyMoves renames servers in (a copy of) the prior state as the moved
+// blocks say, so the rest of the plan compares the new names; each change
+// remembers its previous name and apply re-keys it first.
+func (pl *planner) applyMoves() {
+	cfg := pl.in.Config
+	if cfg == nil || len(cfg.Moved) == 0 {
+		return
+	}
+	cloned := false
+	for _, m := range cfg.Moved {
+		if pl.prior.Server(m.From) == nil {
+			continue // moved already, or never applied
+		}
+		if pl.prior.Server(m.To) != nil {
+			pl.diag(hcl.DiagWarning, ptr(m.DeclRange), "Moved object already exists",
+				"Both server.%s and server.%s are in the state, so this moved block is ignored: server.%s is planned on its own. Remove one of them (roofline state rm) or this block.", m.From, m.To, m.From)
+			continue
+		}
+		if !cloned {
+			cloned = true
+			pl.prior = pl.prior.Clone()
+			in := *pl.in
+			in.Observed = maps.Clone(in.Observed)
+			in.LastBench = maps.Clone(in.LastBench)
+			pl.in = &in
+			pl.moved = map[string]string{}
+		}
+		_ = pl.prior.Move(m.From, m.To)
+		if o, ok := pl.in.Observed[m.From]; ok {
+			delete(pl.in.Observed, m.From)
+			pl.in.Observed[m.To] = o
+		}
+		if b, ok := pl.in.LastBench[m.From]; ok {
+			delete(pl.in.LastBench, m.From)
+			pl.in.LastBench[m.To] = b
+		}
+		pl.moved[m.To] = m.From
+	}
+}
+
+// renameHints suggests a moved block for a server destroyed under one name
+// and created, unchanged, under another: the rename costs a restart.
+func (pl *planner) renameHints() {
+	creates := map[string]*Change{}
+	for _, c := range pl.p.Changes {
+		if c.Action == Create && c.After != nil {
+			creates[c.After.ConfigHash] = c
+		}
+	}
+	for _, c := range pl.p.Changes {
+		if c.Action != Delete || c.Before == nil || pl.p.Mode == ModeDestroy {
+			continue
+		}
+		if n, ok := creates[c.Before.ConfigHash]; ok {
+			pl.diag(hcl.DiagWarning, nil, "Rename with a restart",
+				"%s would be destroyed and %s created with the same settings: a full stop and model load. If this is a rename, add\n\n  moved {\n    from = %s\n    to   = %s\n  }\n\nand roofline re-keys the running server instead (no restart), or run roofline state mv %s %s.",
+				c.Addr, n.Addr, c.Addr, n.Addr, quoteAddr(c.Addr), quoteAddr(n.Addr))
+		}
+	}
+}
+
+// quoteAddr quotes an address with an instance key for the shell.
+func quoteAddr(a string) string {
+	if strings.ContainsAny(a, "[\"") {
+		return "'" + a + "'"
+	}
+	return a
 }
 
 func (pl *planner) diag(sev hcl.DiagnosticSeverity, rng *hcl.Range, summary, detail string, args ...any) {
@@ -506,7 +578,7 @@ func (pl *planner) diff() {
 				}
 			}
 		}
-		c := &Change{Addr: "server." + name, Name: name, Before: before, After: after, Fit: pl.fits[name]}
+		c := &Change{Addr: "server." + name, Name: name, PreviousName: pl.moved[name], Before: before, After: after, Fit: pl.fits[name]}
 		if before != nil {
 			c.Measured = before.Footprint
 			c.LastBench = pl.in.LastBench[name]

@@ -48,15 +48,17 @@ type JSONPlan struct {
 
 // JSONChange is one server's change.
 type JSONChange struct {
-	Address      string        `json:"address"`
-	Type         string        `json:"type"`
-	Name         string        `json:"name"`
-	Actions      []string      `json:"actions"`
-	Reason       string        `json:"reason,omitempty"`
-	ReplacePaths []string      `json:"replace_paths,omitempty"`
-	Downtime     string        `json:"downtime,omitempty"`
-	Before       *state.Server `json:"before"`
-	After        *Desired      `json:"after"`
+	Address string `json:"address"`
+	// PreviousAddress is Terraform's field for a moved object.
+	PreviousAddress string        `json:"previous_address,omitempty"`
+	Type            string        `json:"type"`
+	Name            string        `json:"name"`
+	Actions         []string      `json:"actions"`
+	Reason          string        `json:"reason,omitempty"`
+	ReplacePaths    []string      `json:"replace_paths,omitempty"`
+	Downtime        string        `json:"downtime,omitempty"`
+	Before          *state.Server `json:"before"`
+	After           *Desired      `json:"after"`
 	// BeforeSensitive and AfterSensitive mirror argv and env with true
 	// where the value is sensitive (Terraform's before_sensitive and
 	// after_sensitive); those values are salted hashes.
@@ -103,7 +105,7 @@ func (p *Plan) ToJSON() *JSONPlan {
 	}
 	for _, c := range p.Changes {
 		jc := JSONChange{
-			Address: c.Addr, Type: "server", Name: c.Name, Actions: c.Action.JSON(), Reason: p.Secrets.Mask(c.Reason),
+			Address: c.Addr, PreviousAddress: prevAddr(c.PreviousName), Type: "server", Name: c.Name, Actions: c.Action.JSON(), Reason: p.Secrets.Mask(c.Reason),
 			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.MaskedAfter(), VRAM: c.Fit, Measured: c.Measured,
 			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles, DefaultChanges: c.Defaults,
 		}
@@ -143,7 +145,7 @@ func FromJSON(j *JSONPlan) *Plan {
 	p.CreatedAt, _ = time.Parse("2006-01-02T15:04:05Z", j.CreatedAt)
 	p.SnapshotCreatedAt, _ = time.Parse(time.RFC3339, j.SnapshotCreatedAt)
 	for _, c := range j.ResourceChanges {
-		p.Changes = append(p.Changes, &Change{Addr: c.Address, Name: c.Name, Action: ActionFromJSON(c.Actions), Reason: c.Reason,
+		p.Changes = append(p.Changes, &Change{Addr: c.Address, Name: c.Name, PreviousName: strings.TrimPrefix(c.PreviousAddress, "server."), Action: ActionFromJSON(c.Actions), Reason: c.Reason,
 			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, Fit: c.VRAM, Measured: c.Measured,
 			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles, Defaults: c.DefaultChanges})
 	}
@@ -182,13 +184,15 @@ func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 		}
 		return
 	}
-	changed := 0
+	changed, moved := 0, 0
 	for _, ch := range j.ResourceChanges {
 		if ActionFromJSON(ch.Actions) != NoOp {
 			changed++
+		} else if ch.PreviousAddress != "" {
+			moved++
 		}
 	}
-	if changed == 0 && len(j.ResourceDrift) > 0 {
+	if changed == 0 && moved == 0 && len(j.ResourceDrift) > 0 {
 		// A server that runs but is not healthy is not "no changes": apply
 		// would leave it as it is, and someone must look at it.
 		fmt.Fprint(w, c("\n[yellow][bold]No changes to apply, but the servers drifted.[reset]\n\n"))
@@ -197,7 +201,7 @@ func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 		fmt.Fprintf(w, "\n%s 0 to add, 0 to change, 0 to destroy; %d drifted.%s\n", c("[bold]Plan:[reset]"), len(j.ResourceDrift), warningTail(j))
 		return
 	}
-	if changed == 0 {
+	if changed == 0 && moved == 0 {
 		fmt.Fprint(w, c("\n[green][bold]No changes.[reset][bold] Your servers match the configuration.[reset]\n\n"))
 		fmt.Fprintln(w, "roofline found no differences, so no changes are needed.")
 		renderVRAM(w, j, c)
@@ -226,12 +230,31 @@ func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 	for _, ch := range j.ResourceChanges {
 		act := ActionFromJSON(ch.Actions)
 		if act == NoOp {
+			if ch.PreviousAddress != "" {
+				// As Terraform: a move alone changes nothing that runs.
+				fmt.Fprintf(w, "\n  # %s has moved to %s\n", ch.PreviousAddress, ch.Address)
+				fmt.Fprintf(w, "    %s\n", c("[dim](the process, its port and its log stay; the state, log file and proxy take the new name)[reset]"))
+			}
 			continue
+		}
+		if ch.PreviousAddress != "" {
+			fmt.Fprintf(w, "\n  # %s has moved to %s", ch.PreviousAddress, ch.Address)
 		}
 		renderChange(w, ch, act, c)
 	}
 	renderVRAM(w, j, c)
-	fmt.Fprintf(w, "\n%s %d to add, %d to change, %d to destroy.%s\n", c("[bold]Plan:[reset]"), j.Summary["add"], j.Summary["change"], j.Summary["destroy"], warningTail(j))
+	moves := ""
+	if moved > 0 {
+		moves = fmt.Sprintf(", %d to move", moved)
+	}
+	fmt.Fprintf(w, "\n%s %d to add, %d to change, %d to destroy%s.%s\n", c("[bold]Plan:[reset]"), j.Summary["add"], j.Summary["change"], j.Summary["destroy"], moves, warningTail(j))
+}
+
+func prevAddr(name string) string {
+	if name == "" {
+		return ""
+	}
+	return "server." + name
 }
 
 // warningTail counts the plan's warnings for the summary line; they are

@@ -2,6 +2,7 @@ package state
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -233,4 +234,24 @@ func (s *Server) Clone() *Server {
 	}
 	c.Deposed = s.Deposed.Clone()
 	return &c
+}
+
+// Move records server from under the name to (a rename: moved block or
+// state mv). It changes only the record; the caller moves the files. It
+// fails when from is not recorded or to already is.
+func (f *File) Move(from, to string) error {
+	s := f.Server(from)
+	switch {
+	case s == nil:
+		return fmt.Errorf("server.%s is not in the state", from)
+	case f.Server(to) != nil:
+		return fmt.Errorf("server.%s is already in the state", to)
+	}
+	delete(f.Servers, from)
+	s.Name = to
+	if s.Deposed != nil {
+		s.Deposed.Name = to
+	}
+	f.Servers[to] = s
+	return nil
 }
