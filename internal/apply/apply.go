@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"os"
@@ -62,6 +63,8 @@ type Target struct {
 	BaseURL string
 	Model   string // served name
 	Engine  string // "vllm" | "sglang"
+	// APIKey authenticates the gates' requests; never printed or stored.
+	APIKey string
 }
 
 // Gates checks a started server.
@@ -318,6 +321,19 @@ func ProxyPort(stateDir, name string) int {
 
 func backendAddr(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
+// targetLine is what the proxy's target file says: the backend and the
+// engine behind it (whose error shape the proxy's own errors take).
+func targetLine(port int, e state.EngineRef) string {
+	line := backendAddr(port)
+	if e.Kind != "" {
+		line += " " + e.Kind
+		if e.Version != "" {
+			line += " " + e.Version
+		}
+	}
+	return line
+}
+
 // drainLimit is the drain_timeout of server name in p, or the default.
 func drainLimit(p *plan.Plan, name string) time.Duration {
 	for _, c := range p.Changes {
@@ -348,7 +364,7 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 		switch plan.RecoveryOf(s, ProxyPort(a.StateDir, name), newAlive) {
 		case plan.RecoverForward:
 			if s.Proxy != nil && a.Driver.Alive(ctx, s.Proxy) {
-				if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), proxyStatusFile(a.StateDir, name), backendAddr(s.BackendPort), 10*time.Second); err != nil {
+				if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), proxyStatusFile(a.StateDir, name), targetLine(s.BackendPort, s.Engine), 10*time.Second); err != nil {
 					errs = errors.Join(errs, &ServerError{Addr: addr, Phase: "proxy", Err: fmt.Errorf("finishing the interrupted rollout: %w; both instances are left running", err)})
 					continue
 				}
@@ -372,8 +388,8 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 			if s.Proxy != nil && old.BackendPort != 0 && ProxyPort(a.StateDir, name) != old.BackendPort {
 				if !a.Driver.Alive(ctx, s.Proxy) {
 					// The next proxy starts from the target file.
-					_ = proxy.WriteTarget(ProxyTargetFile(a.StateDir, name), backendAddr(old.BackendPort))
-				} else if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), proxyStatusFile(a.StateDir, name), backendAddr(old.BackendPort), 10*time.Second); err != nil {
+					_ = proxy.WriteTarget(ProxyTargetFile(a.StateDir, name), targetLine(old.BackendPort, old.Engine))
+				} else if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), proxyStatusFile(a.StateDir, name), targetLine(old.BackendPort, old.Engine), 10*time.Second); err != nil {
 					errs = errors.Join(errs, &ServerError{Addr: addr, Phase: "proxy", Err: fmt.Errorf("pointing the proxy back at the old instance: %w; both instances are left running", err)})
 					continue
 				}
@@ -478,6 +494,37 @@ func (a *Applier) destroy(ctx context.Context, c *plan.Change) error {
 	return err
 }
 
+// apiKey is the server's API key: from api_key (in memory, from the
+// configuration), or read now from api_key_file.
+func apiKey(d *plan.Desired) (string, error) {
+	switch {
+	case !d.Keyed:
+		return "", nil
+	case d.APIKeyFile != "":
+		f, err := os.Open(d.APIKeyFile)
+		if err != nil {
+			return "", fmt.Errorf("reading api_key_file: %w", err)
+		}
+		b, err := io.ReadAll(io.LimitReader(f, 4097))
+		f.Close()
+		if err != nil {
+			return "", fmt.Errorf("reading api_key_file: %w", err)
+		}
+		if len(b) > 4096 {
+			return "", fmt.Errorf("api_key_file %s holds more than 4096 bytes; an API key is one line", d.APIKeyFile)
+		}
+		k := strings.TrimSpace(string(b))
+		if k == "" {
+			return "", fmt.Errorf("api_key_file %s is empty", d.APIKeyFile)
+		}
+		return k, nil
+	case d.APIKey != "":
+		return d.APIKey, nil
+	default:
+		return "", errors.New("the plan does not carry the api_key (keys never go into plan files): run apply without a plan file, or give the key with api_key_file")
+	}
+}
+
 func newLaunchID() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
@@ -571,6 +618,10 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
 	}
+	key, err := apiKey(d)
+	if err != nil {
+		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
+	}
 	a.mu.Lock()
 	old := a.st.Server(d.Name).Clone()
 	a.mu.Unlock()
@@ -623,6 +674,12 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 		env = map[string]string{}
 	}
 	env[LaunchEnv] = rec.LaunchID
+	if key != "" && d.Engine.Kind == "vllm" {
+		// vLLM reads its key from the environment: never on the command
+		// line, where every local user can read it. The state's Env does
+		// not hold it.
+		env["VLLM_API_KEY"] = key
+	}
 	proc, err := a.Driver.Start(ctx, Spec{Name: d.Name, Argv: argv, Env: env, LogPath: logPath, Dir: a.StateDir,
 		Image: d.Image, GPUs: d.GPUs, Host: engineHost, Port: enginePort, ModelPath: d.Model.Path})
 	if err != nil {
@@ -636,6 +693,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 
 	// Health: connection refused while loading is normal (vLLM), so is 503 (SGLang).
 	t := targetFor(engineHost, enginePort, d)
+	t.APIKey = key
 	exited := func() bool { return !a.Driver.Alive(ctx, proc) }
 	timeout := d.Gate.HealthTimeout
 	if timeout <= 0 {
@@ -671,7 +729,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 		if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
 			return &ServerError{Addr: c.Addr, Phase: "gates", Err: err}
 		}
-		if err := a.ensureProxy(ctx, rec, d, enginePort); err != nil {
+		if err := a.ensureProxy(ctx, rec, d, enginePort, key); err != nil {
 			return a.fail(ctx, c, rec, old, cbd, "proxy", err, proc)
 		}
 		if cbd {
@@ -715,18 +773,28 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 
 // ensureProxy starts the server's proxy if it has none, or points the one
 // that runs at the new engine and waits until it forwards there.
-func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.Desired, enginePort int) error {
+func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.Desired, enginePort int, key string) error {
 	dir := filepath.Join(a.StateDir, "proxy")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	targetFile := ProxyTargetFile(a.StateDir, d.Name)
 	statusFile := proxyStatusFile(a.StateDir, d.Name)
+	keyFile := filepath.Join(dir, d.Name+".key")
+	// SGLang takes a key only on its command line: the proxy enforces it,
+	// from a 0600 file it re-reads. The file is in place before the switch.
+	if key != "" && d.Engine.Kind == "sglang" {
+		if err := proxy.WriteKeyFile(keyFile, key); err != nil {
+			return err
+		}
+	} else if err := os.Remove(keyFile); err != nil && !os.IsNotExist(err) {
+		return err
+	}
 	backend := backendAddr(enginePort)
 	if rec.Proxy != nil && a.Driver.Alive(ctx, rec.Proxy) {
-		return proxy.Point(ctx, targetFile, statusFile, backend, 10*time.Second)
+		return proxy.Point(ctx, targetFile, statusFile, targetLine(enginePort, d.Engine), 10*time.Second)
 	}
-	if err := proxy.WriteTarget(targetFile, backend); err != nil {
+	if err := proxy.WriteTarget(targetFile, targetLine(enginePort, d.Engine)); err != nil {
 		return err
 	}
 	_ = os.Remove(statusFile)
@@ -742,7 +810,7 @@ func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.De
 	if d.Host == "" && d.Engine.Kind == "sglang" {
 		listen = net.JoinHostPort("127.0.0.1", strconv.Itoa(d.Port))
 	}
-	argv := append(append([]string(nil), a.ProxyCommand...), "-listen", listen, "-target-file", targetFile, "-status-file", statusFile)
+	argv := append(append([]string(nil), a.ProxyCommand...), "-listen", listen, "-target-file", targetFile, "-status-file", statusFile, "-api-key-file", keyFile)
 	p, err := a.Driver.Start(ctx, Spec{Name: d.Name + "-proxy", Argv: argv, Env: map[string]string{LaunchEnv: launchID},
 		LogPath: filepath.Join(dir, d.Name+".log"), Dir: a.StateDir})
 	if err != nil {
@@ -775,7 +843,7 @@ func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Serv
 		// the old one): point it back at the old one before stopping the new.
 		// This must finish even when apply is interrupted.
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-		err := proxy.Point(bctx, ProxyTargetFile(a.StateDir, rec.Name), proxyStatusFile(a.StateDir, rec.Name), backendAddr(old.BackendPort), 10*time.Second)
+		err := proxy.Point(bctx, ProxyTargetFile(a.StateDir, rec.Name), proxyStatusFile(a.StateDir, rec.Name), targetLine(old.BackendPort, old.Engine), 10*time.Second)
 		if err == nil {
 			_, _ = proxy.Drain(bctx, proxyStatusFile(a.StateDir, rec.Name), backendAddr(old.BackendPort), 5*time.Second, nil)
 		}

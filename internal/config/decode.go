@@ -79,6 +79,8 @@ var serverSchema = &hcl.BodySchema{
 		{Name: "speculative_config"},
 		{Name: "extra_args"},
 		{Name: "env"},
+		{Name: "api_key"},
+		{Name: "api_key_file"},
 		{Name: "env_from_file"},
 		{Name: "env_from_host"},
 	},
@@ -374,6 +376,17 @@ func (d *decoder) decodeServer(blk *hcl.Block, in instance) *Server {
 	s.SpeculativeConfig = a.jsonish("speculative_config")
 	s.ExtraArgs = a.strList("extra_args")
 	s.Env = a.strMap("env")
+	s.APIKey = a.str("api_key")
+	s.APIKeyFile = a.str("api_key_file")
+	if s.APIKeyFile != "" && !filepath.IsAbs(s.APIKeyFile) {
+		s.APIKeyFile = filepath.Join(d.cfg.Dir, s.APIKeyFile)
+	}
+	if a.has("api_key") && a.has("api_key_file") {
+		d.errorf(s.Ranges["api_key_file"], "Two API keys", "Server %q sets both api_key and api_key_file; keep one.", s.Name)
+	}
+	if a.has("api_key") && s.APIKey == "" && !s.Unknown["api_key"] {
+		d.errorf(s.Ranges["api_key"], "Empty API key", "Server %q has an empty api_key; an empty key would let every request in. Give a key, or remove the attribute.", s.Name)
+	}
 	s.EnvFromFile = a.strMap("env_from_file")
 	s.EnvFromHost = a.strList("env_from_host")
 

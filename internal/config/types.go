@@ -160,6 +160,14 @@ type Server struct {
 	EnvFromFile map[string]string
 	EnvFromHost []string
 
+	// APIKey is the key clients must send (Authorization: Bearer KEY),
+	// usually from a sensitive variable; APIKeyFile a host file that holds
+	// it, read at apply time (absolute after loading). At most one is set.
+	// vLLM gets the key in VLLM_API_KEY, SGLang through roofline's proxy,
+	// which enforces it; never on a command line.
+	APIKey     string `json:"-"`
+	APIKeyFile string
+
 	Gate      *Gate // never nil after loading (defaults applied)
 	Lifecycle Lifecycle
 

@@ -240,6 +240,9 @@ func TestDrainLimitCutsOnlyTheLongStream(t *testing.T) {
 		if err == nil && !strings.Contains(string(b), "[DONE]") {
 			err = fmt.Errorf("stream ended without [DONE]")
 		}
+		if err == nil {
+			t.Logf("the long stream ended: %d bytes, ...%s", len(b), b[max(0, len(b)-400):])
+		}
 		long <- err
 	}()
 	<-started

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -68,6 +69,7 @@ func (pl *planner) crossChecks() {
 
 	pl.memoryChecks(ours)
 	pl.portChecks()
+	pl.exposureChecks()
 }
 
 func procName(p gpu.Process) string {
@@ -373,5 +375,21 @@ func (pl *planner) foreignListeners() {
 					"%s listens on %s, the port of server %q, and roofline did not start it. Clients of the server can reach it instead (with SO_REUSEPORT it takes a share of the connections). Stop it, or move server %q to another port.", l.Who, l.Addr, name, name)
 			}
 		}
+	}
+}
+
+// exposureChecks: a server that listens beyond loopback with no API key
+// answers anyone who can reach the host.
+func (pl *planner) exposureChecks() {
+	for _, name := range slices.Sorted(maps.Keys(pl.desired)) {
+		d := pl.desired[name]
+		host := ListenHost(d)
+		if d.Keyed || loopbackOnly(host) {
+			continue
+		}
+		cs := pl.in.Config.Servers[name]
+		rng := cs.Range("host")
+		pl.diag(hcl.DiagWarning, &rng, "Server open beyond loopback without an API key",
+			"Server %q listens on %s, beyond loopback, and needs no API key: anyone who reaches that address can use it. Set api_key (from a sensitive variable) or api_key_file, or host = \"127.0.0.1\".", name, net.JoinHostPort(host, fmt.Sprint(d.Port)))
 	}
 }

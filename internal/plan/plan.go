@@ -125,6 +125,12 @@ type Desired struct {
 	// backend port chosen at apply, so that a replacement can overlap the
 	// old instance (create_before_destroy).
 	Proxy bool `json:"proxy,omitempty"`
+	// Keyed: clients must send an API key. APIKey is the key from api_key,
+	// in memory only (never in a plan file, the state or output); APIKeyFile
+	// is api_key_file, read by apply.
+	Keyed      bool   `json:"api_key,omitempty"`
+	APIKey     string `json:"-"`
+	APIKeyFile string `json:"api_key_file,omitempty"`
 	// DrainTimeout bounds the wait for the old instance's requests after a
 	// switch (lifecycle's drain_timeout); reaching it cuts them.
 	DrainTimeout time.Duration `json:"drain_timeout,omitempty"`

@@ -457,7 +457,11 @@ func (pl *planner) desire(s *config.Server) {
 	}
 	prefix := len(engine.Command(e, pl.in.Self))
 	d.CommandLen = prefix
-	d.Proxy = s.Lifecycle.CreateBeforeDestroy
+	d.APIKey, d.APIKeyFile = s.APIKey, s.APIKeyFile
+	d.Keyed = s.APIKey != "" || s.APIKeyFile != ""
+	// SGLang takes its key only on its command line, where every local
+	// user can read it: roofline's proxy enforces the key instead.
+	d.Proxy = s.Lifecycle.CreateBeforeDestroy || (d.Keyed && e.Kind == config.KindSGLang)
 	if d.Proxy {
 		d.BackendPorts = pl.in.Config.BackendPortRange()
 		d.DrainTimeout = s.Lifecycle.DrainTimeout
@@ -482,6 +486,12 @@ func (pl *planner) desire(s *config.Server) {
 		Image  string
 		Proxy  bool
 	}{hashArgv[min(prefix, len(hashArgv)):], hashEnv, d.GPUs, d.Host, d.Port, d.Engine, modelIdentity(d.Model), d.Driver, d.Image, d.Proxy})
+	if d.Keyed {
+		// A new key needs a restart. Only a digest of it enters the hash
+		// (and unkeyed servers keep the hash they had).
+		sum := sha256.Sum256([]byte("roofline api key\x00" + d.APIKey))
+		d.ConfigHash = hashOf(struct{ Base, KeyFile, Key string }{d.ConfigHash, d.APIKeyFile, hex.EncodeToString(sum[:])})
+	}
 	d.GateHash = hashOf(d.Gate)
 	pl.desired[s.Name] = d
 

@@ -333,6 +333,9 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		attr("+", "gpus", intList(a.GPUs))
 		attr("+", "port", portText(a))
 		attr("+", "listen", ListenText(a))
+		if a.Keyed {
+			attr("+", "api_key", apiKeyText(a))
+		}
 		fmt.Fprintf(w, "      %s argv     = [\n", c("[green]+[reset]"))
 		for _, l := range ArgvLines(argsOnly(a.Argv, a)) {
 			fmt.Fprintf(w, "          %s %q,\n", c("[green]+[reset]"), showLine(l))
@@ -367,6 +370,9 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 			attr("~", "port", fmt.Sprint(b.Port)+" -> "+portText(a))
 		}
 		attr("", "listen", ListenText(a))
+		if a.Keyed {
+			attr("", "api_key", apiKeyText(a))
+		}
 		ops := foldRotations(textdiff.Lines(ArgvLines(argsOnlyState(b)), ArgvLines(argsOnly(a.Argv, a))))
 		changedArgv := false
 		for _, op := range ops {
@@ -489,13 +495,7 @@ func envChanged(b *state.Server, a *Desired) bool { return !state.EnvEqual(b.Env
 // loopback; or the engine's own. An empty host is the engine's default
 // (vLLM: all interfaces; SGLang: 127.0.0.1).
 func ListenText(a *Desired) string {
-	host := a.Host
-	if host == "" {
-		host = "0.0.0.0"
-		if a.Engine.Kind == "sglang" {
-			host = "127.0.0.1"
-		}
-	}
+	host := ListenHost(a)
 	if a.Proxy {
 		r := a.BackendPorts
 		if r[0] == 0 {
@@ -504,6 +504,38 @@ func ListenText(a *Desired) string {
 		return fmt.Sprintf("%s (roofline's proxy), engine on 127.0.0.1:%d-%d", net.JoinHostPort(host, fmt.Sprint(a.Port)), r[0], r[1])
 	}
 	return net.JoinHostPort(host, fmt.Sprint(a.Port)) + " (the engine)"
+}
+
+// ListenHost is the address the server's public socket binds: its host, or
+// the engine's default (vLLM: all interfaces; SGLang: 127.0.0.1).
+func ListenHost(a *Desired) string {
+	if a.Host != "" {
+		return a.Host
+	}
+	if a.Engine.Kind == "sglang" {
+		return "127.0.0.1"
+	}
+	return "0.0.0.0"
+}
+
+// loopbackOnly reports whether host is a loopback address.
+func loopbackOnly(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+func apiKeyText(a *Desired) string {
+	via := "VLLM_API_KEY in the engine's environment"
+	if a.Engine.Kind == "sglang" {
+		via = "enforced by roofline's proxy"
+	}
+	if a.APIKeyFile != "" {
+		return fmt.Sprintf("(from %s, read at apply; %s)", a.APIKeyFile, via)
+	}
+	return fmt.Sprintf("(sensitive value; %s)", via)
 }
 
 func portText(a *Desired) string {
