@@ -20,7 +20,7 @@ const module = "github.com/roofline/roofline/"
 var allowed = map[string][]string{
 	"cmd/roofline":             {"internal/cli"},
 	"internal/cli":             {"*"},
-	"internal/config":          {"internal/suggest"},
+	"internal/config":          {"internal/suggest", "internal/version"},
 	"internal/engine":          {"internal/config", "internal/engine/refdata", "internal/suggest"},
 	"internal/plan":            {"internal/config", "internal/engine", "internal/gpu", "internal/model", "internal/vram", "internal/vram/fromodel", "internal/state", "internal/journal", "internal/diagfmt", "internal/textdiff", "internal/version"},
 	"internal/apply":           {"internal/plan", "internal/state", "internal/proxy", "internal/engine/logdiag"},

@@ -29,7 +29,7 @@ var fileSchema = &hcl.BodySchema{
 }
 
 var rooflineSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "state_dir"}, {Name: "inventory"}, {Name: "backend_ports"}},
+	Attributes: []hcl.AttributeSchema{{Name: "state_dir"}, {Name: "inventory"}, {Name: "backend_ports"}, {Name: "required_version"}},
 }
 
 var engineSchema = &hcl.BodySchema{
@@ -109,7 +109,8 @@ var benchSchema = &hcl.BodySchema{
 }
 
 var lifecycleSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "create_before_destroy"}, {Name: "drain_timeout"}},
+	Attributes: append([]hcl.AttributeSchema{{Name: "create_before_destroy"}, {Name: "drain_timeout"}}, lifecycleExtraSchema...),
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "precondition"}},
 }
 
 // decoder accumulates diagnostics while decoding blocks into cfg.
@@ -265,6 +266,7 @@ func (d *decoder) decodeRoofline(blk *hcl.Block) *Roofline {
 	content, ds := blk.Body.Content(rooflineSchema)
 	d.add(ds)
 	a := attrs{d: d, m: content.Attributes, ranges: r.Ranges, sens: r.Sensitive, unknown: r.Unknown}
+	d.checkRequiredVersion(r, a)
 	r.StateDir = a.str("state_dir")
 	r.Inventory = a.str("inventory")
 	if r.Inventory != "" && !filepath.IsAbs(r.Inventory) {
@@ -419,6 +421,7 @@ func (d *decoder) decodeServer(blk *hcl.Block, in instance) *Server {
 					d.errorf(la.ranges["drain_timeout"], "Invalid drain_timeout", "drain_timeout must be a positive duration: how long a rollout waits for the old instance's requests before it stops it and cuts them.")
 				}
 			}
+			d.decodeLifecycleExtras(s, la, lc.Blocks)
 		}
 	}
 	return s

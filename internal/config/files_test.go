@@ -234,3 +234,28 @@ func TestMoved(t *testing.T) {
 		}
 	}
 }
+
+func TestVersionMeets(t *testing.T) {
+	for _, tt := range []struct {
+		v, c string
+		ok   bool
+		err  bool
+	}{
+		{"0.1.0-dev", ">= 0.1.0", true, false},
+		{"0.1.0", "> 0.1.0", false, false},
+		{"0.2.3", "~> 0.2.1", true, false},
+		{"0.3.0", "~> 0.2.1", false, false},
+		{"0.9.0", "~> 0.2", true, false},
+		{"1.0.0", "~> 0.2", false, false},
+		{"0.1.0", ">= 0.1, < 0.3", true, false},
+		{"0.3.0", ">= 0.1, < 0.3", false, false},
+		{"0.1.0", "!= 0.1.0", false, false},
+		{"0.1.0", "0.1.0", true, false},
+		{"0.1.0", ">= banana", false, true},
+	} {
+		ok, err := VersionMeets(tt.v, tt.c)
+		if ok != tt.ok || (err != nil) != tt.err {
+			t.Errorf("VersionMeets(%q, %q) = %v, %v", tt.v, tt.c, ok, err)
+		}
+	}
+}

@@ -39,6 +39,8 @@ type Config struct {
 
 // Roofline is the top-level settings block.
 type Roofline struct {
+	// RequiredVersion is the required_version constraint (checked at load).
+	RequiredVersion string
 	// StateDir holds the state file, lock, logs, probe cache and journal.
 	// Relative paths are relative to Config.Dir. Default ".roofline".
 	StateDir string
@@ -220,8 +222,17 @@ type Lifecycle struct {
 	// the old instance's requests to finish; then the old instance stops and
 	// what is still streaming is cut (and counted). Default 2m.
 	DrainTimeout time.Duration
-	DeclRange    hcl.Range `json:"-"`
-	Ranges       Ranges    `json:"-"`
+	// PreventDestroy makes any plan that would destroy or replace the
+	// server an error (lifecycle.go).
+	PreventDestroy bool
+	// IgnoreChanges names what plan does not replace the server for
+	// (attribute names, model_files, engine_install); IgnoreAll is "all".
+	IgnoreChanges []string
+	IgnoreAll     bool
+	// ReplaceTriggeredBy: servers and files whose change replaces this one.
+	ReplaceTriggeredBy []Trigger `json:"-"`
+	DeclRange          hcl.Range `json:"-"`
+	Ranges             Ranges    `json:"-"`
 }
 
 // DefaultBackendPorts is the roofline block's backend_ports when it is not

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/roofline/roofline/internal/fsx"
 	"maps"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -203,6 +205,7 @@ func Make(in *Inputs) *Plan {
 		}
 	}
 	pl.diff()
+	pl.lifecycleRules()
 	pl.renameHints()
 	if p.Mode != ModeDestroy {
 		pl.crossChecks()
@@ -265,6 +268,96 @@ func (pl *planner) applyMoves() {
 	}
 }
 
+// triggerFiles hashes the files of a server's replace_triggered_by (a chat
+// template the engine reads at start, say); "" when it has none. A file
+// that cannot be read is an error: the plan could not tell a change.
+func (pl *planner) triggerFiles(s *config.Server) string {
+	var parts []string
+	for _, t := range s.Lifecycle.ReplaceTriggeredBy {
+		if t.File == "" {
+			continue
+		}
+		b, err := fsx.ReadFile(t.File, 64<<20)
+		if err != nil {
+			pl.diag(hcl.DiagError, ptr(t.Range), "Cannot read a replace_triggered_by file", "%s: %v. plan hashes the file to tell when it changes.", t.File, err)
+			parts = append(parts, t.File+":unreadable")
+			continue
+		}
+		sum := sha256.Sum256(b)
+		parts = append(parts, t.File+":"+hex.EncodeToString(sum[:]))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// lifecycleRules applies prevent_destroy, ignore_changes and server
+// triggers of replace_triggered_by to the changes diff made.
+func (pl *planner) lifecycleRules() {
+	cfg := pl.in.Config
+	if cfg == nil {
+		return
+	}
+	replaced := map[string]bool{}
+	for _, c := range pl.p.Changes {
+		s := cfg.Servers[c.Name]
+		if s == nil || pl.p.Mode == ModeDestroy {
+			continue
+		}
+		if (c.Action == DeleteThenCreate || c.Action == CreateThenDelete) && !slices.Contains(pl.in.Replace, c.Name) &&
+			c.Before != nil && c.Before.Status == state.StatusReady && len(c.ReplacePaths) > 0 {
+			ignored := true
+			for _, p := range c.ReplacePaths {
+				ignored = ignored && s.Lifecycle.Ignores(p)
+			}
+			if ignored {
+				c.Action, c.Reason = NoOp, ""
+				pl.diag(hcl.DiagWarning, ptr(s.Lifecycle.DeclRange), "Changes ignored",
+					"%s differs from the configuration in %s, which lifecycle.ignore_changes ignores: it keeps running as it is.", c.Addr, strings.Join(c.ReplacePaths, ", "))
+				continue
+			}
+		}
+		if c.Action == Create || c.Action == DeleteThenCreate || c.Action == CreateThenDelete {
+			replaced[c.Name] = true
+		}
+	}
+	// Server triggers: replace a running server when one it names is
+	// created or replaced in this plan (one level, as Terraform).
+	for _, c := range pl.p.Changes {
+		s := cfg.Servers[c.Name]
+		if s == nil || c.Before == nil || c.After == nil || (c.Action != NoOp && c.Action != Update) {
+			continue
+		}
+		for _, t := range s.Lifecycle.ReplaceTriggeredBy {
+			if t.Server == "" || !replaced[t.Server] {
+				continue
+			}
+			c.Action = DeleteThenCreate
+			if s.Lifecycle.CreateBeforeDestroy {
+				c.Action = CreateThenDelete
+			}
+			c.ReplacePaths = []string{"replace_triggered_by"}
+			c.Reason = fmt.Sprintf("replace_triggered_by: server.%s is replaced", t.Server)
+			break
+		}
+	}
+	for _, c := range pl.p.Changes {
+		var s *config.Server
+		if cfg != nil {
+			s = cfg.Servers[c.Name]
+		}
+		if s == nil || !s.Lifecycle.PreventDestroy {
+			continue
+		}
+		if c.Action == Delete || c.Action == DeleteThenCreate || c.Action == CreateThenDelete {
+			if c.Action != Delete && c.Before == nil {
+				continue
+			}
+			pl.diag(hcl.DiagError, ptr(s.Lifecycle.Ranges.Get("prevent_destroy", s.Lifecycle.DeclRange)), "Instance cannot be destroyed",
+				"%s has lifecycle.prevent_destroy set, but the plan would %s it (%s). To go ahead, set prevent_destroy = false first; or undo the change, or use -target to leave it out.",
+				c.Addr, map[bool]string{true: "destroy", false: "replace"}[c.Action == Delete], c.Reason)
+		}
+	}
+}
+
 // renameHints suggests a moved block for a server destroyed under one name
 // and created, unchanged, under another: the rename costs a restart.
 func (pl *planner) renameHints() {
@@ -284,6 +377,21 @@ func (pl *planner) renameHints() {
 				c.Addr, n.Addr, c.Addr, n.Addr, quoteAddr(c.Addr), quoteAddr(n.Addr))
 		}
 	}
+}
+
+func hasTriggerFiles(s *config.Server) bool { return triggerFileNames(s) != "" }
+
+func triggerFileNames(s *config.Server) string {
+	if s == nil {
+		return ""
+	}
+	var out []string
+	for _, t := range s.Lifecycle.ReplaceTriggeredBy {
+		if t.File != "" {
+			out = append(out, filepath.Base(t.File))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // quoteAddr quotes an address with an instance key for the shell.
@@ -492,6 +600,11 @@ func (pl *planner) desire(s *config.Server) {
 		sum := sha256.Sum256([]byte("roofline api key\x00" + d.APIKey))
 		d.ConfigHash = hashOf(struct{ Base, KeyFile, Key string }{d.ConfigHash, d.APIKeyFile, hex.EncodeToString(sum[:])})
 	}
+	if t := pl.triggerFiles(s); t != "" {
+		// Only servers with trigger files hash them: the others' hashes
+		// stay what they were.
+		d.ConfigHash = hashOf([]string{d.ConfigHash, t})
+	}
 	d.GateHash = hashOf(d.Gate)
 	pl.desired[s.Name] = d
 
@@ -639,6 +752,9 @@ func (pl *planner) diff() {
 				c.Reason = "the last start failed its gates"
 			case before.Status == state.StatusStarting && len(c.ReplacePaths) == 0:
 				c.Reason = "an interrupted apply never finished its gates"
+			case len(c.ReplacePaths) == 0 && hasTriggerFiles(pl.in.Config.Servers[name]):
+				c.ReplacePaths = []string{"replace_triggered_by"}
+				c.Reason = "a file of replace_triggered_by changed (" + triggerFileNames(pl.in.Config.Servers[name]) + ")"
 			default:
 				c.Reason = strings.Join(c.ReplacePaths, ", ") + " changed"
 				if len(c.EnvChanges) > 0 {
