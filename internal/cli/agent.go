@@ -173,6 +173,7 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	if diags.HasErrors() {
 		return failAll(fmt.Errorf("the configuration does not load: %s", diags.Error()), "config")
 	}
+	r.m.noteSecrets(cfg) // the log never shows a secret, changed or not
 	var targets, replace []string
 	for i, q := range reqs {
 		s := st.Server(q.Name)
@@ -320,15 +321,11 @@ func runAgent(m *Meta, args []string) int {
 	fs.DurationVar(&base.ResetAfter, "reset-after", def.ResetAfter, "")
 	fs.IntVar(&base.MaxRestarts, "max-restarts", def.MaxRestarts, "")
 	fs.IntVar(&base.HangChecks, "hang-checks", def.HangChecks, "")
-	vars := varFlags(fs)
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() > 0 {
 		return usageError(m, "agent", fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
-	}
-	if !setVars(m, "agent", *vars) {
-		return ExitError
 	}
 	if err := base.Validate(); err != nil {
 		return usageError(m, "agent", err.Error())
@@ -391,7 +388,7 @@ func runAgent(m *Meta, args []string) int {
 		h := &agent.Handler{
 			Gatherer: agent.Registry(agent.NewCollector(a.Report, a), true),
 			Report:   a.Report, Token: token,
-			Stale:    func() time.Duration { return 3*a.Settings().Tick + time.Minute }(),
+			Stale:    func() time.Duration { return 3*a.Settings().Tick + time.Minute },
 			Snapshot: func(w http.ResponseWriter, r *http.Request) { writeAgentSnapshot(w, r, m, b) },
 		}
 		srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
@@ -540,15 +537,11 @@ func runCheck(m *Meta, args []string) int {
 	fs := newFlags("check")
 	jsonOut := fs.Bool("json", false, "")
 	textfile := fs.String("textfile", "", "")
-	vars := varFlags(fs)
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() > 0 {
 		return usageError(m, "check", fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
-	}
-	if !setVars(m, "check", *vars) {
-		return ExitError
 	}
 	b, st, ok := openStateFile(m)
 	if !ok {
