@@ -13,6 +13,7 @@ require (
 	github.com/prometheus/common v0.73.1
 	github.com/sergi/go-diff v1.4.0
 	github.com/spf13/pflag v1.1.0
+	github.com/yuin/goldmark v1.8.7
 	github.com/zclconf/go-cty v1.20.0
 	golang.org/x/term v0.48.0
 	k8s.io/api v0.37.2

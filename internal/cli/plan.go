@@ -41,6 +41,8 @@ Options:
   -out=FILE             Save the plan; "roofline apply FILE" applies exactly it
                         and refuses it once the state or the GPUs changed.
   -json                 Print the plan as JSON.
+  -format=markdown      Print the plan for a pull request comment: the risk
+                        line, then one collapsible section per server.
   -detailed-exitcode    Exit 0 with no changes, 1 on errors, 2 with changes.
   -target=server.NAME   Plan only this server (repeatable).
   -replace=server.NAME  Replace this server even if unchanged (repeatable).
@@ -96,6 +98,7 @@ type planOptions struct {
 	vars              *[]string
 	review            bool
 	snapshot          string
+	format            string
 	snapshotMaxAge    time.Duration
 	failOn            []string
 	// addImport is roofline import's server, planned as an import block.
@@ -120,6 +123,7 @@ func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
 		fs.BoolVar(&o.destroy, "destroy", false, "")
 		fs.BoolVar(&o.review, "review", false, "")
 		fs.StringVar(&o.snapshot, "snapshot", "", "")
+		fs.StringVar(&o.format, "format", "human", "")
 		fs.DurationVar(&o.snapshotMaxAge, "snapshot-max-age", 24*time.Hour, "")
 		fs.StringSliceVar(&o.failOn, "fail-on", nil, "")
 	}
@@ -243,6 +247,15 @@ func runPlan(m *Meta, args []string) int {
 			return usageError(m, "plan", fmt.Sprintf("-fail-on=%s: the policies are downtime and destroy", f))
 		}
 	}
+	switch {
+	case o.format != "human" && o.format != "markdown":
+		return usageError(m, "plan", fmt.Sprintf("-format=%s: the formats are human and markdown (-json for JSON)", o.format))
+	case o.format == "markdown" && o.json:
+		return usageError(m, "plan", "-format=markdown and -json exclude each other")
+	}
+	if o.snapshot != "" && o.out != "" {
+		return usageError(m, "plan", "-out with -snapshot: a review plan cannot be applied, and saving one needs the host's state directory; keep its output instead (-format=markdown, -json)")
+	}
 	if o.snapshot != "" && o.inventory != "" {
 		return usageError(m, "plan", "-snapshot and -inventory exclude each other: the snapshot holds the host's GPUs")
 	}
@@ -271,9 +284,14 @@ func runPlan(m *Meta, args []string) int {
 	}
 	defer unlock()
 	j := p.ToJSON()
-	if o.json {
+	switch {
+	case o.json:
 		_ = plan.WriteJSON(m.Out, j)
-	} else {
+	case o.format == "markdown":
+		views.PlanMarkdown(m.Out, j)
+		errs, _ := views.Split(p.Diagnostics)
+		views.WriteDiagnostics(m.Err, p.Files, errs, m.Color)
+	default:
 		errs, warns := views.Split(p.Diagnostics)
 		views.WriteDiagnostics(m.Err, p.Files, errs, m.Color)
 		if !p.HasErrors() {
@@ -282,7 +300,7 @@ func runPlan(m *Meta, args []string) int {
 		views.WriteWarnings(m.Out, p.Files, warns, m.CompactWarnings, m.Color)
 	}
 	if p.HasErrors() {
-		if !o.json {
+		if !o.json && o.format != "markdown" {
 			if m.InAutomation {
 				fmt.Fprintln(m.Err, "\nThe plan has errors. Nothing was changed.")
 			} else {
@@ -300,13 +318,13 @@ func runPlan(m *Meta, args []string) int {
 			fmt.Fprintf(m.Err, "Error: saving the plan: %v\n", err)
 			return ExitError
 		}
-		if !o.json {
+		if !o.json && o.format != "markdown" {
 			fmt.Fprintf(m.Out, "\nSaved the plan to: %s\n", o.out)
 			if !m.InAutomation && !p.Review {
 				fmt.Fprintf(m.Out, "\nTo perform exactly these actions, run:\n    roofline apply %s\n", o.out)
 			}
 		}
-	} else if !o.json && p.HasChanges() && !m.InAutomation && !p.Review {
+	} else if !o.json && o.format != "markdown" && p.HasChanges() && !m.InAutomation && !p.Review {
 		fmt.Fprintln(m.Out, "\nNote: you didn't use the -out option to save this plan, so roofline can't guarantee to take exactly these actions if you run \"roofline apply\" now.")
 	}
 	if code, failed := failOnPolicy(m, o.failOn, p); failed {

@@ -15,6 +15,7 @@ import (
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
@@ -57,7 +58,8 @@ Options:
   -out=FILE), prints the plan as plan did.
 
 Options:
-  -json   Print JSON.
+  -json             Print JSON.
+  -format=markdown  Print a plan file for a pull request comment.
 ` + varsUsage,
 		Run: runShow,
 	})
@@ -101,7 +103,7 @@ func runStatus(m *Meta, args []string) int {
 	if !ok {
 		return ExitError
 	}
-	obs := newObserver(b.stateDir)
+	obs := newObserver(b.drivers, b.stateDir)
 	// GPU memory held by each server's processes, where NVML (or the
 	// configured inventory) lists them; a failed snapshot only costs the
 	// column.
@@ -247,7 +249,7 @@ func runLogs(m *Meta, args []string) int {
 	if s := stateServer(m, cfg, name); s != nil && s.LogPath != "" {
 		path = s.LogPath
 		// A container's log lives in the daemon; bring the file up to date.
-		syncContainerLog(context.Background(), s)
+		syncContainerLog(context.Background(), newDrivers(), s)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -302,11 +304,15 @@ func stateServer(m *Meta, cfg *config.Config, name string) *state.Server {
 func runShow(m *Meta, args []string) int {
 	fs := newFlags("show")
 	jsonOut := fs.Bool("json", false, "")
+	format := fs.String("format", "human", "")
 	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() > 1 {
 		return usageError(m, "show", "give at most one plan file")
+	}
+	if *format != "human" && (*format != "markdown" || fs.NArg() == 0) {
+		return usageError(m, "show", "-format=markdown shows a plan file: roofline show -format=markdown PLANFILE")
 	}
 	if fs.NArg() == 1 {
 		var p *plan.Plan
@@ -322,9 +328,12 @@ func runShow(m *Meta, args []string) int {
 			fmt.Fprintf(m.Err, "Error: %v\n", err)
 			return ExitError
 		}
-		if *jsonOut {
+		switch {
+		case *jsonOut:
 			_ = plan.WriteJSON(m.Out, p.ToJSON())
-		} else {
+		case *format == "markdown":
+			views.PlanMarkdown(m.Out, p.ToJSON())
+		default:
 			plan.RenderHuman(m.Out, p.ToJSON(), m.colorize)
 		}
 		return ExitOK

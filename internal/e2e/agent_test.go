@@ -3,8 +3,8 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"github.com/roofline/roofline/internal/testnet"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -93,14 +93,7 @@ func startAgentIn(tb testing.TB, dir string, args ...string) *agentProc {
 	return a
 }
 
-func freePortTB(tb testing.TB) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+func freePortTB(tb testing.TB) int { return testnet.FreePort(tb) }
 
 func (a *agentProc) stop() {
 	select {

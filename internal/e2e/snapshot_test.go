@@ -112,6 +112,12 @@ func TestReviewPlanFromHostSnapshot(t *testing.T) {
 	if r.code != 4 || !strings.Contains(r.stderr, "server.qwen3_old is replaced with downtime") {
 		t.Fatalf("downtime: want exit 4, got %s", r)
 	}
+	// The same plan as a pull request comment.
+	r = ci.runEnv(nil, "", "plan", "-review", "-snapshot=host.json", "-format=markdown")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "#### roofline plan\n\n**Risk:** 🔴 1 replacement with downtime: `server.qwen3_old` (its last start took") ||
+		strings.Count(r.stdout, "<details><summary>") < 2 {
+		t.Fatalf("markdown:\n%s", r)
+	}
 	// Without the policy, the same plan is just changes.
 	if r = ci.runEnv(nil, "", review[:5]...); r.code != 2 {
 		t.Fatalf("downtime without -fail-on: want exit 2, got %s", r)

@@ -137,6 +137,9 @@ type Desired struct {
 	// BackendPorts is the range the engine's backend port is taken from
 	// (the roofline block's backend_ports); it listens on 127.0.0.1.
 	BackendPorts [2]int `json:"backend_ports,omitzero"`
+	// Sources says, per flag of Argv, where the configuration set it:
+	// "main.hcl:61 max_model_len" (for reviewers; never hashed).
+	Sources map[string]string `json:"sources,omitempty"`
 	// ClaimBytes is the GPU memory the engine takes on each of its GPUs.
 	ClaimBytes uint64 `json:"claim_bytes"`
 }

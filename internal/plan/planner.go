@@ -568,6 +568,7 @@ func (pl *planner) desire(s *config.Server) {
 		d.Gate.Bench = &b
 	}
 	prefix := len(engine.Command(e, pl.in.Self))
+	d.Sources = flagSources(s, m, launch.Argv[min(prefix, len(launch.Argv)):])
 	d.CommandLen = prefix
 	d.APIKey, d.APIKeyFile = s.APIKey, s.APIKeyFile
 	d.Keyed = s.APIKey != "" || s.APIKeyFile != ""
@@ -756,9 +757,6 @@ func (pl *planner) diff() {
 				c.Reason = "a file of replace_triggered_by changed (" + triggerFileNames(pl.in.Config.Servers[name]) + ")"
 			default:
 				c.Reason = strings.Join(c.ReplacePaths, ", ") + " changed"
-				if len(c.EnvChanges) > 0 {
-					c.Reason += "; env: " + envKeys(c.EnvChanges)
-				}
 				if len(c.ModelFiles) > 0 {
 					c.Reason += "; model files: " + strings.Join(c.ModelFiles, ", ")
 				}
@@ -872,14 +870,6 @@ func EnvDiff(before, after map[string]string) []EnvChange {
 	return out
 }
 
-func envKeys(cs []EnvChange) string {
-	parts := make([]string, len(cs))
-	for i, c := range cs {
-		parts[i] = map[string]string{"create": "+", "update": "~", "delete": "-"}[c.Action] + " " + c.Key
-	}
-	return strings.Join(parts, ", ")
-}
-
 // InstallIDs identifies each probed engine install: its lock identity and
 // the hash of its flag list.
 func InstallIDs(cfg *config.Config, engines map[string]EngineResult) map[string]string {
@@ -891,6 +881,32 @@ func InstallIDs(cfg *config.Config, engines map[string]EngineResult) map[string]
 		if e := cfg.Engines[name]; e != nil && r.Installed != nil && r.Installed.Flags != nil {
 			out[name] = engine.LockIdentity(e, r.Installed) + " " + r.Installed.Flags.Hash()
 		}
+	}
+	return out
+}
+
+// flagSources maps each flag of argv to the attribute that produced it and
+// where that attribute is written.
+func flagSources(s *config.Server, m *config.Model, argv []string) map[string]string {
+	out := map[string]string{}
+	_, flags := ParseArgv(argv)
+	for _, f := range flags {
+		attr := attrOf(f.Name)
+		var rng hcl.Range
+		switch {
+		case strings.HasPrefix(attr, "extra_args"):
+			if !s.Ranges.Has("extra_args") {
+				continue
+			}
+			attr, rng = "extra_args", s.Range("extra_args")
+		case attr == "served_name" && m != nil && m.Ranges.Has("served_name"):
+			rng = m.Range("served_name")
+		case s.Ranges.Has(attr):
+			rng = s.Range(attr)
+		default:
+			continue
+		}
+		out[f.Name] = fmt.Sprintf("%s:%d %s", filepath.Base(rng.Filename), rng.Start.Line, attr)
 	}
 	return out
 }

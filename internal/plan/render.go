@@ -694,3 +694,20 @@ func SnapshotLine(j *JSONPlan) string {
 	}
 	return line
 }
+
+// ArgvOp is one line of an argument diff: Kind is ' ', '-', '+' or '~'
+// (a sensitive value that changed).
+type ArgvOp = shownOp
+
+// ArgvDiff is a change's argument diff, without the command prefix, with
+// sensitive values masked: what the human plan shows under argv.
+func ArgvDiff(ch JSONChange) []ArgvOp {
+	var before, after []string
+	if ch.Before != nil {
+		before = ArgvLines(argsOnlyState(ch.Before))
+	}
+	if ch.After != nil {
+		after = ArgvLines(argsOnly(ch.After.Argv, ch.After))
+	}
+	return foldRotations(textdiff.Lines(before, after))
+}

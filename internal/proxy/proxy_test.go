@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"github.com/roofline/roofline/internal/testnet"
 	"io"
 	"net"
 	"net/http"
@@ -27,14 +28,7 @@ func backend(name string) *httptest.Server {
 	}))
 }
 
-func freePort(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+func freePort(t *testing.T) string { return testnet.FreeAddr(t) }
 
 // TestSwitchWithoutFailedRequests sends requests throughout a switch from
 // one backend to another: none fails, and the old one drains.
