@@ -157,8 +157,8 @@ func describeImport(d *process.Driver, id config.ImportID) *plan.ImportedProcess
 		ip.Err = err
 		return ip
 	}
-	h := desc.Handle
-	ip.PID, ip.Group, ip.Session, ip.StartTime, ip.BootID = h.PID, h.PGID, desc.Session, h.StartTime, h.BootID
+	h := desc.Instance
+	ip.PID, ip.Group, ip.Session, ip.StartTime, ip.BootID = h.PID, h.Group, desc.Session, h.StartTime, h.BootID
 	ip.Cmdline, ip.Env, ip.Uptime, ip.OwnGroup = h.Cmdline, desc.Env, desc.Uptime, desc.OwnGroup
 	return ip
 }

@@ -9,16 +9,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/roofline/roofline/internal/driver"
+	"github.com/roofline/roofline/internal/state"
 )
 
 // Described is a process roofline did not start, read for roofline import:
 // its identity (as Start records one), environment and age.
 type Described struct {
-	Handle  *driver.Handle // PID, PGID (its group), StartTime, BootID, Cmdline
-	Session int
-	Env     map[string]string
-	Uptime  time.Duration
+	Instance state.Instance // PID, Group, StartTime, BootID, Cmdline
+	Session  int
+	Env      map[string]string
+	Uptime   time.Duration
 	// OwnGroup: the process leads its own session and group (started with
 	// setsid, by systemd, by a container runtime), so roofline's stop, which
 	// signals the group, reaches it and its workers only. A process in its
@@ -59,8 +59,8 @@ func (d *Driver) Describe(pid int) (*Described, error) {
 		}
 	}
 	out := &Described{
-		Handle:  &driver.Handle{PID: pid, PGID: st.PGRP, StartTime: st.StartTime, BootID: boot, Cmdline: cl},
-		Session: st.Session, Env: env, OwnGroup: st.PGRP == pid && st.Session == pid,
+		Instance: state.Instance{Driver: state.DriverProcess, ID: state.ProcessID(pid), PID: pid, Group: st.PGRP, StartTime: st.StartTime, BootID: boot, Cmdline: cl},
+		Session:  st.Session, Env: env, OwnGroup: st.PGRP == pid && st.Session == pid,
 	}
 	if up, err := os.ReadFile(filepath.Join(string(d.proc), "uptime")); err == nil {
 		if f := strings.Fields(string(up)); len(f) > 0 {
