@@ -174,6 +174,8 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 		return failAll(fmt.Errorf("the configuration does not load: %s", diags.Error()), "config")
 	}
 	r.m.noteSecrets(cfg) // the log never shows a secret, changed or not
+	full := cfg
+	cfg = cfg.HostOnly() // a cluster's servers are not this host's to restart
 	var targets, replace []string
 	for i, q := range reqs {
 		s := st.Server(q.Name)
@@ -196,7 +198,7 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	if len(targets) == 0 {
 		return outs
 	}
-	b := &backend{cfg: cfg, stateDir: r.b.stateDir, states: r.b.states, self: r.b.self, drivers: r.b.drivers}
+	b := &backend{cfg: cfg, full: full, stateDir: r.b.stateDir, states: r.b.states, self: r.b.self, drivers: r.b.drivers}
 	in := b.refresher("", false).Refresh(ctx, cfg, st)
 	in.Mode, in.Targets, in.Replace = plan.ModeNormal, targets, replace
 	p := plan.Make(in)
@@ -525,7 +527,7 @@ func writeAgentSnapshot(w http.ResponseWriter, r *http.Request, m *Meta, b *back
 		return
 	}
 	var buf bytes.Buffer
-	if err := b.takeSnapshot(r.Context(), cfg, st, "", false).Write(&buf); err != nil {
+	if err := b.takeSnapshot(r.Context(), cfg.HostOnly(), st, "", false).Write(&buf); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
