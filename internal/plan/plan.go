@@ -183,6 +183,9 @@ type Change struct {
 	// ModelFiles names the files of the model folder that changed
 	// ("~ config.json", "+ extra.safetensors", "- old.bin").
 	ModelFiles []string `json:"model_files,omitempty"`
+	// Defaults are the effective settings that change with the engine
+	// version although the configuration does not set them.
+	Defaults []DefaultChange `json:"default_changes,omitempty"`
 
 	// masked is After as output shows it, computed once so that every
 	// rendering of one plan shows the same hashes.

@@ -178,7 +178,7 @@ func Make(in *Inputs) *Plan {
 		p.InventorySource = in.Snapshot.Source
 		p.Snapshot = in.Snapshot
 	}
-	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}, host: map[string]map[string]string{}}
+	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}, fitIn: map[string]*vram.Input{}, host: map[string]map[string]string{}}
 	p.Installs, p.Models = InstallIDs(cfg, in.Engines), map[string]string{}
 	for name, m := range in.Models {
 		if m.Fingerprint != "" {
@@ -220,6 +220,7 @@ type planner struct {
 	prior   *state.File
 	desired map[string]*Desired
 	fits    map[string]*vram.Result
+	fitIn   map[string]*vram.Input     // the input each server was sized with
 	specs   map[*model.Info]specResult // per model, see modelSpec
 	moved   map[string]string          // new name → name in the state (moved blocks)
 	// host holds the host secrets plan could read, per server, for the
@@ -705,6 +706,11 @@ func (pl *planner) diff() {
 		if before != nil {
 			c.Measured = before.Footprint
 			c.LastBench = pl.in.LastBench[name]
+		}
+		if before != nil && after != nil && pl.in.Config != nil {
+			if s := pl.in.Config.Servers[name]; s != nil {
+				c.Defaults = pl.defaultDrift(s, before, after, pl.fitIn[name])
+			}
 		}
 		gone := before != nil && obs != nil && !obs.Alive
 		var rotated []string

@@ -69,6 +69,7 @@ type JSONChange struct {
 	LastBench       *journal.Entry   `json:"last_bench,omitempty"`
 	EnvChanges      []EnvChange      `json:"env_changes,omitempty"`
 	ModelFiles      []string         `json:"model_files,omitempty"`
+	DefaultChanges  []DefaultChange  `json:"default_changes,omitempty"`
 }
 
 // ToJSON converts the plan.
@@ -106,7 +107,7 @@ func (p *Plan) ToJSON() *JSONPlan {
 		jc := JSONChange{
 			Address: c.Addr, PreviousAddress: prevAddr(c.PreviousName), Type: "server", Name: c.Name, Actions: c.Action.JSON(), Reason: p.Secrets.Mask(c.Reason),
 			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.MaskedAfter(), VRAM: c.Fit, Measured: c.Measured,
-			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles,
+			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles, DefaultChanges: c.Defaults,
 		}
 		if c.Before != nil {
 			jc.BeforeSensitive = sensitiveMarks(beforePaths(c.Before), len(c.Before.Argv))
@@ -146,7 +147,7 @@ func FromJSON(j *JSONPlan) *Plan {
 	for _, c := range j.ResourceChanges {
 		p.Changes = append(p.Changes, &Change{Addr: c.Address, Name: c.Name, PreviousName: strings.TrimPrefix(c.PreviousAddress, "server."), Action: ActionFromJSON(c.Actions), Reason: c.Reason,
 			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, Fit: c.VRAM, Measured: c.Measured,
-			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles})
+			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles, Defaults: c.DefaultChanges})
 	}
 	return p
 }
@@ -435,6 +436,9 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 			}
 			fmt.Fprintln(w, "        ]")
 		}
+		if len(ch.DefaultChanges) > 0 {
+			renderDefaults(w, ch.DefaultChanges, c)
+		}
 		switch {
 		case act == Update && b.Deposed != nil:
 			attr("-", "old pid", fmt.Sprint(b.Deposed.PID))
@@ -667,6 +671,30 @@ func SnapshotLine(j *JSONPlan) string {
 		line += fmt.Sprintf(" (%s before this plan)", made.Sub(taken).Round(time.Second))
 	}
 	return line
+}
+
+// renderDefaults lists the settings the new engine version changes although
+// the configuration does not set them: the engine rules and the memory- or
+// batching-related flag defaults; the other flag defaults are counted
+// (plan -json lists them).
+func renderDefaults(w io.Writer, ds []DefaultChange, c Colorizer) {
+	fmt.Fprintf(w, "      %s defaults = { # not set in the configuration; the engine version changes them\n", c("[yellow]~[reset]"))
+	others := 0
+	for _, d := range ds {
+		if d.Source == "flag default" && !memoryFlags[d.Setting] {
+			others++
+			continue
+		}
+		line := fmt.Sprintf("          %s %s = %s -> %s", c("[yellow]~[reset]"), d.Setting, d.Before, d.After)
+		if d.Memory != "" {
+			line += "  # " + d.Memory
+		}
+		fmt.Fprintln(w, line)
+	}
+	if others > 0 {
+		fmt.Fprintf(w, "          # and %d other flag defaults differ (plan -json: default_changes)\n", others)
+	}
+	fmt.Fprintln(w, "        }")
 }
 
 // ArgvOp is one line of an argument diff: Kind is ' ', '-', '+' or '~'
