@@ -170,6 +170,9 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	if diags.HasErrors() {
 		return failAll(fmt.Errorf("the configuration does not load: %s", diags.Error()), "config")
 	}
+	r.m.noteSecrets(cfg) // the log never shows a secret, changed or not
+	full := cfg
+	cfg = cfg.HostOnly() // a cluster's servers are not this host's to restart
 	var targets, replace []string
 	for i, q := range reqs {
 		s := st.Server(q.Name)
@@ -192,7 +195,7 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	if len(targets) == 0 {
 		return outs
 	}
-	b := &backend{cfg: cfg, stateDir: r.b.stateDir, states: r.b.states, self: r.b.self, drivers: r.b.drivers}
+	b := &backend{cfg: cfg, full: full, stateDir: r.b.stateDir, states: r.b.states, self: r.b.self, drivers: r.b.drivers}
 	in := b.refresher("", false).Refresh(ctx, cfg, st)
 	in.Mode, in.Targets, in.Replace = plan.ModeNormal, targets, replace
 	p := plan.Make(in)
@@ -317,15 +320,11 @@ func runAgent(m *Meta, args []string) int {
 	fs.DurationVar(&base.ResetAfter, "reset-after", def.ResetAfter, "")
 	fs.IntVar(&base.MaxRestarts, "max-restarts", def.MaxRestarts, "")
 	fs.IntVar(&base.HangChecks, "hang-checks", def.HangChecks, "")
-	vars := varFlags(fs)
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() > 0 {
 		return usageError(m, "agent", fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
-	}
-	if !setVars(m, "agent", *vars) {
-		return ExitError
 	}
 	if err := base.Validate(); err != nil {
 		return usageError(m, "agent", err.Error())
@@ -388,7 +387,7 @@ func runAgent(m *Meta, args []string) int {
 		h := &agent.Handler{
 			Gatherer: agent.Registry(agent.NewCollector(a.Report, a), true),
 			Report:   a.Report, Token: token,
-			Stale:    func() time.Duration { return 3*a.Settings().Tick + time.Minute }(),
+			Stale:    func() time.Duration { return 3*a.Settings().Tick + time.Minute },
 			Snapshot: func(w http.ResponseWriter, r *http.Request) { writeAgentSnapshot(w, r, m, b) },
 		}
 		srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
@@ -525,7 +524,7 @@ func writeAgentSnapshot(w http.ResponseWriter, r *http.Request, m *Meta, b *back
 		return
 	}
 	var buf bytes.Buffer
-	if err := b.takeSnapshot(r.Context(), cfg, st, "", false).Write(&buf); err != nil {
+	if err := b.takeSnapshot(r.Context(), cfg.HostOnly(), st, "", false).Write(&buf); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
@@ -537,15 +536,11 @@ func runCheck(m *Meta, args []string) int {
 	fs := newFlags("check")
 	jsonOut := fs.Bool("json", false, "")
 	textfile := fs.String("textfile", "", "")
-	vars := varFlags(fs)
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() > 0 {
 		return usageError(m, "check", fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
-	}
-	if !setVars(m, "check", *vars) {
-		return ExitError
 	}
 	b, st, ok := openStateFile(m)
 	if !ok {

@@ -103,6 +103,8 @@ type planOptions struct {
 	format            string
 	snapshotMaxAge    time.Duration
 	failOn            []string
+	// addImport is roofline import's server, planned as an import block.
+	addImport *config.Import
 }
 
 func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
@@ -211,6 +213,9 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 		return nil, nil, nil, nil, false
 	}
 	cfg := b.cfg
+	if o.addImport != nil {
+		cfg.Imports = append(cfg.Imports, o.addImport)
+	}
 	targets, ok1 := serverNames(m, cfg, st, o.targets, "target")
 	replaces, ok2 := serverNames(m, cfg, st, o.replaces, "replace")
 	if !ok1 || !ok2 {
@@ -225,6 +230,7 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 	in.Review = o.review
 	if !o.review {
 		in.ReadHostFile, in.Getenv = readHostSecret, os.LookupEnv
+		in.Imports = readImports(cfg, st)
 	}
 	p := plan.Make(in)
 	m.secrets.Add(p.Secrets.Values()...)
