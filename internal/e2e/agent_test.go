@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"fmt"
-	"github.com/roofline/roofline/internal/testnet"
 	"io"
 	"net/http"
 	"os"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/testnet"
 )
 
 // agentConfig is one vLLM server with env added to its engine's.
@@ -75,7 +75,7 @@ func (e *env) startAgent(extra ...string) *agentProc {
 // port.
 func startAgentIn(tb testing.TB, dir string, args ...string) *agentProc {
 	tb.Helper()
-	port := freePortTB(tb)
+	port := testnet.FreePort(tb)
 	args = append([]string{"-no-color", "agent", fmt.Sprintf("-listen=127.0.0.1:%d", port)}, args...)
 	a := &agentProc{t: tb, url: fmt.Sprintf("http://127.0.0.1:%d", port), done: make(chan struct{})}
 	a.cmd = exec.Command(bin, args...)
@@ -92,8 +92,6 @@ func startAgentIn(tb testing.TB, dir string, args ...string) *agentProc {
 	})
 	return a
 }
-
-func freePortTB(tb testing.TB) int { return testnet.FreePort(tb) }
 
 func (a *agentProc) stop() {
 	select {
