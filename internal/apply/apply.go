@@ -102,6 +102,9 @@ type Applier struct {
 	StopGrace time.Duration
 	// Journal is called after each rollout; nil to skip.
 	Journal func(s *state.Server, change *plan.Change)
+	// JournalFailure is called after a failed start or rollout, with the
+	// explained error; nil to skip.
+	JournalFailure func(s *state.Server, change *plan.Change, err *ServerError)
 	// MoveJournal records a rename (MoveEntry); nil to skip.
 	MoveJournal func(from, to string)
 	// Now is the clock.
@@ -691,6 +694,11 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	a.note(c.Addr, "Ready; running the gates")
 	res, gerr := a.Gates.Check(ctx, t, d.Gate)
 	rec.Gate = res
+	if res != nil {
+		for _, l := range res.Summary {
+			a.note(c.Addr, "%s", l)
+		}
+	}
 	if gerr != nil {
 		return a.fail(ctx, c, rec, old, cbd, "gates", gerr, proc)
 	}
@@ -831,7 +839,7 @@ func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Serv
 	}
 	tail := readTail(rec.LogPath, 4<<20)
 	diag := logdiag.Classify(tail)
-	se := &ServerError{Addr: c.Addr, Phase: phase, Err: cause, Diagnosis: &diag, LogTail: lastLines(tail, 15), KeptOld: cbd}
+	se := &ServerError{Addr: c.Addr, Phase: phase, Err: cause, Diagnosis: &diag, LogTail: engineLines(tail, 15), KeptOld: cbd}
 	_ = a.update(func(st *state.File) {
 		if cbd {
 			restored := old.Clone()
@@ -845,6 +853,9 @@ func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Serv
 		failed.Deposed = nil
 		st.Set(failed)
 	})
+	if a.JournalFailure != nil {
+		a.JournalFailure(rec, c, se)
+	}
 	if a.Hooks != nil {
 		a.Hooks.End(c.Addr, "Failed", 0, diag.Class)
 	}
