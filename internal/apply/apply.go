@@ -171,7 +171,19 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 		return a.st, errs.ErrorOrNil()
 	}
 
-	// Renames (moved blocks) first: what follows acts on the new names.
+	// Imports first: the state records the processes taken over, so what
+	// follows (a replacement for a difference) acts on them.
+	for _, c := range p.Changes {
+		if c.Import != nil && c.Before != nil {
+			rec := c.Before.Clone()
+			addErr(a.update(func(st *state.File) { st.Set(rec) }))
+			if a.Hooks != nil && c.Action == plan.NoOp {
+				a.Hooks.End(c.Addr, "Import complete", 0, fmt.Sprintf("pid %d recorded; it was not touched", rec.PID))
+			}
+		}
+	}
+
+	// Renames (moved blocks): what follows acts on the new names.
 	for _, c := range p.Changes {
 		if c.PreviousName != "" {
 			addErr(a.move(c))
