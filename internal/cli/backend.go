@@ -123,7 +123,10 @@ func (b *backend) needSelf(m *Meta) bool {
 // deleted when it exits, so the binary is copied once into the state
 // directory, named by its content hash.
 func rehearsalSelf(stateDir string) (string, error) {
-	exe, err := os.Executable()
+	// selfExecutable, not os.Executable: a test that stands in another
+	// binary must not have its own test binary copied and run as the
+	// engine (it would run the whole suite again, recursively).
+	exe, err := selfExecutable()
 	if err != nil {
 		return "", fmt.Errorf("cannot find roofline's own executable: %w", err)
 	}
