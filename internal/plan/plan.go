@@ -168,7 +168,10 @@ type Change struct {
 	// PreviousName is the server's name in the state when a moved block
 	// renames it ("beta" for server.beta); apply re-keys it first.
 	PreviousName string `json:"previous_name,omitempty"`
-	Action       Action `json:"-"`
+	// Import: the server is taken over from a running process (an import
+	// block); Before is its new state record, which apply writes first.
+	Import *ImportInfo `json:"import,omitempty"`
+	Action Action      `json:"-"`
 	// Reason says why, for people: "max_model_len changed", "process died".
 	Reason string `json:"reason,omitempty"`
 	// ReplacePaths lists the attributes whose change forces a replacement.
@@ -280,7 +283,7 @@ func (p *Plan) HasErrors() bool { return p.Diagnostics.HasErrors() }
 // HasChanges reports whether applying would change anything.
 func (p *Plan) HasChanges() bool {
 	for _, c := range p.Changes {
-		if c.Action != NoOp || c.PreviousName != "" {
+		if c.Action != NoOp || c.PreviousName != "" || c.Import != nil {
 			return true
 		}
 	}

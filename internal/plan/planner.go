@@ -145,7 +145,9 @@ type Inputs struct {
 	Getenv       func(name string) (string, bool)
 	Targets      []string // server names; empty = all
 	Replace      []string // server names to replace even if unchanged
-	Now          time.Time
+	// Imports are the processes import blocks name, by server (imports.go).
+	Imports map[string]*ImportedProcess
+	Now     time.Time
 }
 
 // Make plans. It never fails: problems are diagnostics in the plan.
@@ -203,8 +205,10 @@ func Make(in *Inputs) *Plan {
 		for _, name := range cfg.ServerNames() {
 			pl.desire(cfg.Servers[name])
 		}
+		pl.applyImports()
 	}
 	pl.diff()
+	pl.importReasons()
 	pl.lifecycleRules()
 	pl.renameHints()
 	if p.Mode != ModeDestroy {
@@ -223,6 +227,7 @@ type planner struct {
 	fitIn   map[string]*vram.Input     // the input each server was sized with
 	specs   map[*model.Info]specResult // per model, see modelSpec
 	moved   map[string]string          // new name → name in the state (moved blocks)
+	imports map[string]*ImportInfo     // servers imported by this plan (imports.go)
 	// host holds the host secrets plan could read, per server, for the
 	// rotation check; never stored or shown.
 	host map[string]map[string]string
@@ -709,7 +714,7 @@ func (pl *planner) diff() {
 				}
 			}
 		}
-		c := &Change{Addr: "server." + name, Name: name, PreviousName: pl.moved[name], Before: before, After: after, Fit: pl.fits[name]}
+		c := &Change{Addr: "server." + name, Name: name, PreviousName: pl.moved[name], Import: pl.imports[name], Before: before, After: after, Fit: pl.fits[name]}
 		if before != nil {
 			c.Measured = before.Footprint
 			c.LastBench = pl.in.LastBench[name]
