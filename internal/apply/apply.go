@@ -53,6 +53,12 @@ type Hooks interface {
 	End(addr, verb string, elapsed time.Duration, detail string)
 }
 
+// GateReporter is implemented by Hooks that report each new instance's
+// gate results as they come (apply -json's gate_result messages).
+type GateReporter interface {
+	GateResult(addr string, res *state.GateResult, err error)
+}
+
 // Noter is implemented by Hooks that show the steps of a rollout (started,
 // gates passed, switched, draining, old instance stopped) as they happen.
 type Noter interface {
@@ -243,6 +249,8 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 		}()
 	}
 
+	// First record what an interrupted run started but never recorded.
+	addErr(a.adopt(ctx))
 	// A rollout interrupted earlier left a deposed instance: put the state
 	// back to the instance that serves before doing anything else.
 	addErr(a.recoverDeposed(ctx, p))
@@ -838,6 +846,9 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 
 	a.note(c.Addr, "Ready; running the gates")
 	res, gerr := a.Gates.Check(ctx, t, d.Gate)
+	if r, ok := a.Hooks.(GateReporter); ok {
+		r.GateResult(c.Addr, res, gerr)
+	}
 	rec.Gate = res
 	if res != nil {
 		for _, l := range res.Summary {
