@@ -187,7 +187,7 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 		case q.Status == state.StatusStarting && s.Status != state.StatusStarting:
 			outs[i].Skipped = "the apply that was starting it has finished"
 		case cfg.Servers[q.Name] == nil:
-			outs[i].Skipped = "it is no longer in the configuration: roofline apply removes it"
+			outs[i].Skipped, outs[i].Lasting = "it is no longer in the configuration: roofline apply removes it", true
 		default:
 			targets = append(targets, q.Name)
 			if q.Replace {
@@ -221,9 +221,9 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 		case c.Action == plan.NoOp || c.Action == plan.Update:
 			outs[i].Skipped = "nothing to do: it serves again"
 		case c.Before == nil || c.After == nil || c.Action == plan.Delete:
-			outs[i].Skipped = "the plan would " + strings.Join(c.Action.JSON(), " and ") + " it: left to roofline apply"
+			outs[i].Skipped, outs[i].Lasting = "the plan would "+strings.Join(c.Action.JSON(), " and ")+" it: left to roofline apply", true
 		case c.Before.ConfigHash != c.After.ConfigHash:
-			outs[i].Skipped = "its configuration changed since the last apply (" + c.Reason + "): the agent restarts only what was applied; run roofline apply"
+			outs[i].Skipped, outs[i].Lasting = "its configuration changed since the last apply ("+c.Reason+"): the agent restarts only what was applied; run roofline apply", true
 		default:
 			keep = append(keep, c)
 		}
