@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/roofline/roofline/internal/apply"
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/gate"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
@@ -53,6 +54,9 @@ func (g gates) Check(ctx context.Context, t apply.Target, spec *plan.GateSpec) (
 	}
 	if h != nil && !h.OK {
 		return res, fmt.Errorf("health: %s", checksText(h.Failed()))
+	}
+	if err := checkServedVersion(t, h); err != nil {
+		return res, err
 	}
 	if spec != nil && spec.SmokeToolcall {
 		sm, err := gate.Smoke(ctx, client, gt, gate.SmokeOptions{Reasoning: spec.Reasoning})
@@ -145,4 +149,18 @@ func journalFor(b *backend, snap func() *gpu.Snapshot) func(s *state.Server, c *
 		}
 		_ = journal.Append(journal.Path(b.stateDir), e)
 	}
+}
+
+// checkServedVersion compares the version the running engine reports
+// (/version, /server_info) with the pin: plan checked the pinned version
+// with a probe, and this makes sure the process that actually started is
+// that install (a PATH or venv that differs between the probe and the
+// engine would otherwise go unnoticed). An engine that reports no version
+// passes.
+func checkServedVersion(t apply.Target, h *gate.HealthResult) error {
+	if h == nil || h.Version == "" || t.Version == "" || engine.SameVersion(t.Version, h.Version) {
+		return nil
+	}
+	return fmt.Errorf("health: the engine reports version %s, but the configuration pins %s: the process that started is not the install plan checked. "+
+		"Check the engine's command and its env (PATH, VIRTUAL_ENV, PYTHONPATH), which the probe and the engine share", h.Version, t.Version)
 }
