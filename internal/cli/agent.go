@@ -195,7 +195,7 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	if len(targets) == 0 {
 		return outs
 	}
-	b := &backend{cfg: cfg, stateDir: r.b.stateDir, states: r.b.states, self: r.b.self}
+	b := &backend{cfg: cfg, stateDir: r.b.stateDir, states: r.b.states, self: r.b.self, drivers: r.b.drivers}
 	in := b.refresher("", false).Refresh(ctx, cfg, st)
 	in.Mode, in.Targets, in.Replace = plan.ModeNormal, targets, replace
 	p := plan.Make(in)
@@ -230,7 +230,7 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	}
 	p.Changes = keep
 	ap := &apply.Applier{
-		State: r.b.states, Driver: newApplyDriver(), Gates: newGates(r.m), Hooks: agentHooks{r.logf},
+		State: r.b.states, Drivers: r.b.drivers, Gates: newGates(r.m), Hooks: agentHooks{r.logf},
 		StateDir: r.b.stateDir, ProxyCommand: []string{r.b.self, "proxy"},
 		Journal: journalFor(r.b, func() *gpu.Snapshot { return p.Snapshot }),
 	}
@@ -372,7 +372,7 @@ func runAgent(m *Meta, args []string) int {
 	logf := func(format string, args ...any) { logger.Printf(format, args...) }
 	a := agent.New(settings)
 	a.States, a.Dir, a.Logf = b.states, b.stateDir, logf
-	a.Observer = agentObserver{newObserver(b.stateDir)}
+	a.Observer = agentObserver{newObserver(b.drivers, b.stateDir)}
 	a.Generator = agentGenerator{}
 	a.Restarter = &agentRestarter{m: m, b: b, logf: logf}
 	a.BootID = bootID
@@ -556,7 +556,7 @@ func runCheck(m *Meta, args []string) int {
 	}
 	entries, _ := journal.Read(journal.Path(b.stateDir))
 	boot, _ := bootID()
-	rep := agent.Check(context.Background(), st, agentObserver{newObserver(b.stateDir)}, agentGenerator{}, entries, boot, time.Now())
+	rep := agent.Check(context.Background(), st, agentObserver{newObserver(b.drivers, b.stateDir)}, agentGenerator{}, entries, boot, time.Now())
 	if *textfile != "" {
 		if err := agent.WriteTextfile(*textfile, rep); err != nil {
 			fmt.Fprintf(m.Err, "Error: writing %s: %v\n", *textfile, err)

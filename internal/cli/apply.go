@@ -182,7 +182,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	ui := &applyUI{m: m, started: map[string]time.Time{}, last: map[string]time.Duration{}}
 	ap := &apply.Applier{
 		State:        b.states,
-		Driver:       newApplyDriver(),
+		Drivers:      b.drivers,
 		Gates:        newGates(m),
 		Hooks:        ui,
 		StateDir:     b.stateDir,
