@@ -56,6 +56,12 @@ type Hooks interface {
 	End(addr, verb string, elapsed time.Duration, detail string)
 }
 
+// GateReporter is implemented by Hooks that report each new instance's
+// gate results as they come (apply -json's gate_result messages).
+type GateReporter interface {
+	GateResult(addr string, res *state.GateResult, err error)
+}
+
 // Noter is implemented by Hooks that show the steps of a rollout (started,
 // gates passed, switched, draining, old instance stopped) as they happen.
 type Noter interface {
@@ -105,13 +111,79 @@ type Applier struct {
 	StopGrace time.Duration
 	// Journal is called after each rollout; nil to skip.
 	Journal func(s *state.Server, change *plan.Change)
+	// JournalFailure is called after a failed start or rollout, with the
+	// explained error; nil to skip.
+	JournalFailure func(s *state.Server, change *plan.Change, err *ServerError)
 	// MoveJournal records a rename (MoveEntry); nil to skip.
 	MoveJournal func(from, to string)
 	// Now is the clock.
 	Now func() time.Time
 
-	mu sync.Mutex
-	st *state.File
+	// Stopping, when closed, asks apply to stop the Terraform way: every
+	// server whose change has begun finishes it (a rollout in flight runs
+	// to its end, drain included); no other change starts. Cancelling ctx
+	// instead abandons the waits at once.
+	Stopping <-chan struct{}
+
+	mu      sync.Mutex
+	st      *state.File
+	outcome map[string]string // addr -> what happened, for Outcomes
+}
+
+// Outcome is what apply did to one server of the plan.
+type Outcome struct {
+	Addr string
+	// What: "done", "failed", "not started" (apply was asked to stop
+	// before it began), or "unchanged".
+	What string
+	// Status is the server's status in the state afterwards ("ready",
+	// "failed", ...; "" when it is not in the state), and PID its process.
+	Status string
+	PID    int
+}
+
+// Outcomes lists, per changed server, what apply did and what the state
+// records now: the summary after an interrupted apply.
+func (a *Applier) Outcomes(p *plan.Plan) []Outcome {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []Outcome
+	for _, c := range p.Changes {
+		if c.Action == plan.NoOp {
+			continue
+		}
+		o := Outcome{Addr: c.Addr, What: a.outcome[c.Addr]}
+		if o.What == "" {
+			o.What = "unchanged"
+		}
+		if s := a.st.Server(c.Name); s != nil {
+			o.Status, o.PID = s.Status, s.PID
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func (a *Applier) setOutcome(addr, what string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.outcome == nil {
+		a.outcome = map[string]string{}
+	}
+	a.outcome[addr] = what
+}
+
+// stopping reports whether apply was asked to start nothing new.
+func (a *Applier) stopping() bool {
+	if a.Stopping == nil {
+		return false
+	}
+	select {
+	case <-a.Stopping:
+		return true
+	default:
+		return false
+	}
 }
 
 func (a *Applier) now() time.Time {
@@ -152,13 +224,31 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 		}
 	}
 	sem := make(chan struct{}, a.Parallelism)
-	run := func(wg *sync.WaitGroup, f func()) {
+	begun := map[string]bool{}
+	var begunMu sync.Mutex
+	// run starts f for change c unless apply was asked to stop before c
+	// began; a change that began (the destroy of a destroy-then-create)
+	// always finishes.
+	run := func(wg *sync.WaitGroup, c *plan.Change, f func() error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			f()
+			begunMu.Lock()
+			if a.stopping() && !begun[c.Addr] {
+				begunMu.Unlock()
+				a.setOutcome(c.Addr, "not started")
+				return
+			}
+			begun[c.Addr] = true
+			begunMu.Unlock()
+			if err := f(); err != nil {
+				a.setOutcome(c.Addr, "failed")
+				addErr(err)
+				return
+			}
+			a.setOutcome(c.Addr, "done")
 		}()
 	}
 
@@ -171,7 +261,19 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 		return a.st, errs.ErrorOrNil()
 	}
 
-	// Renames (moved blocks) first: what follows acts on the new names.
+	// Imports first: the state records the processes taken over, so what
+	// follows (a replacement for a difference) acts on them.
+	for _, c := range p.Changes {
+		if c.Import != nil && c.Before != nil {
+			rec := c.Before.Clone()
+			addErr(a.update(func(st *state.File) { st.Set(rec) }))
+			if a.Hooks != nil && c.Action == plan.NoOp {
+				a.Hooks.End(c.Addr, "Import complete", 0, fmt.Sprintf("pid %d recorded; it was not touched", rec.PID))
+			}
+		}
+	}
+
+	// Renames (moved blocks): what follows acts on the new names.
 	for _, c := range p.Changes {
 		if c.PreviousName != "" {
 			addErr(a.move(c))
@@ -182,7 +284,7 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 	var wg sync.WaitGroup
 	for _, c := range p.Changes {
 		if c.Action == plan.Delete || c.Action == plan.DeleteThenCreate {
-			run(&wg, func() { addErr(a.destroy(ctx, c)) })
+			run(&wg, c, func() error { return a.destroy(ctx, c) })
 		}
 	}
 	wg.Wait()
@@ -194,7 +296,7 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 	for _, c := range p.Changes {
 		switch c.Action {
 		case plan.Create, plan.DeleteThenCreate, plan.CreateThenDelete:
-			run(&wg, func() { addErr(a.create(ctx, c)) })
+			run(&wg, c, func() error { return a.create(ctx, c) })
 		case plan.Update:
 			addErr(a.update(func(st *state.File) {
 				if s := st.Server(c.Name); s != nil {
@@ -693,7 +795,15 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 
 	a.note(c.Addr, "Ready; running the gates")
 	res, gerr := a.Gates.Check(ctx, t, d.Gate)
+	if r, ok := a.Hooks.(GateReporter); ok {
+		r.GateResult(c.Addr, res, gerr)
+	}
 	rec.Gate = res
+	if res != nil {
+		for _, l := range res.Summary {
+			a.note(c.Addr, "%s", l)
+		}
+	}
 	if gerr != nil {
 		return a.fail(ctx, c, rec, old, cbd, "gates", gerr, proc)
 	}
@@ -834,7 +944,7 @@ func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Serv
 	}
 	tail := readTail(rec.LogPath, 4<<20)
 	diag := logdiag.Classify(tail)
-	se := &ServerError{Addr: c.Addr, Phase: phase, Err: cause, Diagnosis: &diag, LogTail: lastLines(tail, 15), KeptOld: cbd}
+	se := &ServerError{Addr: c.Addr, Phase: phase, Err: cause, Diagnosis: &diag, LogTail: engineLines(tail, 15), KeptOld: cbd}
 	_ = a.update(func(st *state.File) {
 		if cbd {
 			restored := old.Clone()
@@ -848,6 +958,9 @@ func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Serv
 		failed.Deposed = nil
 		st.Set(failed)
 	})
+	if a.JournalFailure != nil {
+		a.JournalFailure(rec, c, se)
+	}
 	if a.Hooks != nil {
 		a.Hooks.End(c.Addr, "Failed", 0, diag.Class)
 	}

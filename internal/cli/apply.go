@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-multierror"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/apply"
+	"github.com/roofline/roofline/internal/diagfmt"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/plan"
@@ -47,6 +48,9 @@ func init() {
 
 Options:
   -auto-approve         Do not ask for confirmation.
+  -json                 Stream one-line JSON messages (docs/json.md): the plan,
+                        each server's progress, gate results, the summary.
+                        Needs -auto-approve or a plan file.
   -parallelism=N        Start or stop at most N servers at once (default 10).
   -target=server.NAME   Apply only this server (repeatable).
   -replace=server.NAME  Replace this server even if unchanged (repeatable).
@@ -120,6 +124,17 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		unlock func()
 		ok     bool
 	)
+	var stream *views.Stream
+	if o.json {
+		stream = views.NewStream(m.Out)
+		if fs.NArg() == 0 && !o.autoApprove {
+			// As Terraform: a machine cannot answer the prompt.
+			stream.Version()
+			stream.Diagnostics([]diagfmt.Diag{{Severity: "error", Summary: "Plan file or auto-approve required",
+				Detail: name + " -json needs -auto-approve or a saved plan file (roofline plan -out=FILE): it cannot ask for approval."}})
+			return ExitError
+		}
+	}
 	if fs.NArg() == 0 && !o.autoApprove && (m.NoInput || !m.InTerminal) {
 		// Terraform's -input=false: approval cannot be asked, so fail
 		// before anything is planned or printed.
@@ -142,7 +157,10 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		m.diagSink = &loadDiags
 		p, b, st, unlock, ok = makePlan(m, &o, mode, name)
 		m.diagSink = nil
-		if !ok {
+		if !ok && stream != nil {
+			stream.Version()
+			stream.Diagnostics(diagfmt.JSON(m.diagFiles, loadDiags))
+		} else if !ok {
 			printDiagsSplit(m, m.diagFiles, loadDiags)
 		}
 	}
@@ -152,7 +170,12 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	defer unlock()
 
 	j := p.ToJSON()
-	if fs.NArg() == 0 {
+	if stream != nil {
+		views.ApplyPlan(stream, j)
+		if p.HasErrors() {
+			return ExitError
+		}
+	} else if fs.NArg() == 0 {
 		errs, warns := views.Split(p.Diagnostics)
 		views.WriteDiagnostics(m.Err, p.Files, errs, m.Color)
 		if !p.HasErrors() {
@@ -165,7 +188,9 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		}
 	}
 	if !p.HasChanges() && !(p.Mode == plan.ModeRefreshOnly && len(p.Drift) > 0) {
-		if fs.NArg() == 1 {
+		if stream != nil {
+			views.ApplySummary(stream, 0, 0, 0, destroy)
+		} else if fs.NArg() == 1 {
 			fmt.Fprintln(m.Out, "The saved plan has no changes.")
 		}
 		return ExitOK
@@ -177,18 +202,26 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ui := &applyUI{m: m, started: map[string]time.Time{}, last: map[string]time.Duration{}}
+	// Interrupts the Terraform way: the first finishes what is in flight
+	// and starts nothing new; the second exits at once.
+	ctx := context.Background()
+	stopping, interrupted, stopSignals := twoStageInterrupt(m)
+	defer stopSignals()
+	var ui apply.Hooks = &applyUI{m: m, started: map[string]time.Time{}, last: map[string]time.Duration{}}
+	if stream != nil {
+		ui = views.NewApplyHooks(stream, j)
+	}
 	ap := &apply.Applier{
-		State:        b.states,
-		Drivers:      b.drivers,
-		Gates:        newGates(m),
-		Hooks:        ui,
-		StateDir:     b.stateDir,
-		ProxyCommand: []string{b.self, "proxy"},
-		Parallelism:  o.parallelism,
-		Journal:      journalFor(b, func() *gpu.Snapshot { return p.Snapshot }),
+		State:          b.states,
+		Drivers:        b.drivers,
+		Gates:          newGates(m),
+		Hooks:          ui,
+		StateDir:       b.stateDir,
+		ProxyCommand:   []string{b.self, "proxy"},
+		Parallelism:    o.parallelism,
+		Stopping:       stopping,
+		Journal:        journalFor(b, func() *gpu.Snapshot { return p.Snapshot }),
+		JournalFailure: journalFailureFor(b, func() *gpu.Snapshot { return p.Snapshot }),
 		MoveJournal: func(from, to string) {
 			if err := journal.Append(journal.Path(b.stateDir), journal.MoveEntry(from, to, time.Now())); err != nil {
 				fmt.Fprintf(m.Err, "Warning: the journal does not record the rename of server.%s: %v\n", from, err)
@@ -200,12 +233,26 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		fmt.Fprintf(m.Err, "\nError: %v\n", err)
 		return ExitError
 	}
-	fmt.Fprintln(m.Out)
+	if stream == nil {
+		fmt.Fprintln(m.Out)
+	}
 	_, err := ap.Apply(ctx, p, st)
-	if ctx.Err() != nil {
-		fmt.Fprintln(m.Err, "\nInterrupted: roofline stopped waiting. What was started keeps running and is recorded in the state; run roofline status to see it, roofline plan to continue.")
+	if interrupted() {
+		reportInterrupted(m, ap.Outcomes(p))
+		if err != nil {
+			reportApplyErrors(m, err)
+		}
+		return ExitError
 	}
 	add, change, del := p.Counts()
+	if stream != nil {
+		if err != nil {
+			stream.Diagnostics(applyErrorDiags(err))
+			return ExitError
+		}
+		views.ApplySummary(stream, add, change, del, destroy)
+		return ExitOK
+	}
 	if err != nil {
 		reportApplyErrors(m, err)
 		fmt.Fprint(m.Err, m.colorize("\n[red][bold]Apply failed.[reset] "))
@@ -472,3 +519,89 @@ func terminalWidth() int {
 
 // logPathOf is where a server's engine writes its log.
 func logPathOf(stateDir, name string) string { return filepath.Join(stateDir, "logs", name+".log") }
+
+// twoStageInterrupt handles SIGINT and SIGTERM during apply as Terraform
+// does: the first closes stopping (apply finishes the changes in flight and
+// starts no other), the second exits at once. interrupted reports whether a
+// first one came.
+func twoStageInterrupt(m *Meta) (stopping <-chan struct{}, interrupted func() bool, stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	soft := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		fmt.Fprintln(m.Err, "\nInterrupt received: roofline finishes the steps in flight (a rollout runs to its end, its drain included) and starts nothing new. Interrupt again to exit at once.")
+		close(soft)
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		fmt.Fprintln(m.Err, "\nSecond interrupt: roofline exits now. What it started keeps running and is recorded in the state (a process whose pid was not yet written is found by its launch id); run roofline plan to see where each server stands, roofline apply to continue.")
+		os.Exit(ExitError)
+	}()
+	return soft, func() bool {
+			select {
+			case <-soft:
+				return true
+			default:
+				return false
+			}
+		}, func() {
+			signal.Stop(sigs)
+			close(done)
+		}
+}
+
+// reportInterrupted prints what an interrupted apply left, per server.
+func reportInterrupted(m *Meta, outs []apply.Outcome) {
+	fmt.Fprint(m.Err, m.colorize("\n[yellow][bold]Apply interrupted.[reset] What each server was left as:\n"))
+	for _, o := range outs {
+		state := "not in the state"
+		if o.Status != "" {
+			state = "state: " + o.Status
+			if o.PID != 0 {
+				state += fmt.Sprintf(", pid %d", o.PID)
+			}
+		}
+		fmt.Fprintf(m.Err, "  %-28s %-12s %s\n", o.Addr, o.What, state)
+	}
+	fmt.Fprintln(m.Err, "Run roofline plan to see what is left to do, roofline apply to do it.")
+}
+
+// applyErrorDiags are apply's per-server failures as diagnostics (apply
+// -json): the phase, the error, the classified cause and the action.
+func applyErrorDiags(err error) []diagfmt.Diag {
+	var errs []error
+	var me *multierror.Error
+	if errors.As(err, &me) {
+		errs = me.Errors
+	} else {
+		errs = []error{err}
+	}
+	var out []diagfmt.Diag
+	for _, e := range errs {
+		var se *apply.ServerError
+		if !errors.As(e, &se) {
+			out = append(out, diagfmt.Diag{Severity: "error", Summary: "Apply failed", Detail: e.Error()})
+			continue
+		}
+		detail := se.Err.Error()
+		if se.KeptOld {
+			detail += ". The old server was not touched and keeps serving."
+		}
+		if d := se.Diagnosis; d != nil && d.Class != "" && d.Class != "unknown" {
+			detail += fmt.Sprintf("\n\nCause (%s): %s", d.Class, d.Summary)
+			if d.Action != "" {
+				detail += "\nAction: " + d.Action
+			}
+		}
+		out = append(out, diagfmt.Diag{Severity: "error", Summary: fmt.Sprintf("%s failed (%s)", se.Addr, se.Phase), Detail: detail})
+	}
+	return out
+}

@@ -25,6 +25,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "locals"},
 		{Type: "output", LabelNames: []string{"name"}},
 		{Type: "moved"},
+		{Type: "import"},
 	},
 }
 
@@ -135,7 +136,7 @@ func (d *decoder) decodeBlocks(blocks []*hcl.Block) {
 	if d.seen == nil {
 		d.seen = map[string]hcl.Range{}
 	}
-	var servers, outputs, moved []*hcl.Block
+	var servers, outputs, moved, imports []*hcl.Block
 	engines, models := map[string][]refEntry{}, map[string][]refEntry{}
 	reps := map[string]repetition{}
 	// Engines and models first: servers refer to them, by expressions that
@@ -180,6 +181,8 @@ func (d *decoder) decodeBlocks(blocks []*hcl.Block) {
 			outputs = append(outputs, blk)
 		case "moved":
 			moved = append(moved, blk)
+		case "import":
+			imports = append(imports, blk)
 		}
 	}
 	refCtx := d.ctx.NewChild()
@@ -202,6 +205,7 @@ func (d *decoder) decodeBlocks(blocks []*hcl.Block) {
 	}
 	d.decodeOutputs(outputs, serverRefs, serverReps)
 	d.decodeMoved(moved)
+	d.decodeImports(imports)
 	d.ctx = saved
 }
 
@@ -359,7 +363,11 @@ func (d *decoder) decodeServer(blk *hcl.Block, in instance) *Server {
 	if a.has("pipeline_parallel") {
 		s.PipelineParallel = a.integer("pipeline_parallel")
 	}
-	s.MaxModelLen = a.tokens("max_model_len")
+	if a.isAuto("max_model_len") {
+		s.MaxModelLenAuto = true
+	} else {
+		s.MaxModelLen = a.tokens("max_model_len")
+	}
 	s.GPUMemoryUtilization = a.float("gpu_memory_utilization")
 	s.Concurrency = a.integer("concurrency")
 	s.ToolCallParser = a.str("tool_call_parser")
@@ -512,6 +520,22 @@ type attrs struct {
 }
 
 func (a attrs) has(name string) bool { _, ok := a.m[name]; return ok }
+
+// isAuto reports attribute name set to the string "auto" (and records its
+// range).
+func (a attrs) isAuto(name string) bool {
+	attr, ok := a.m[name]
+	if !ok {
+		return false
+	}
+	v, ds := attr.Expr.Value(a.d.ctx)
+	v, _ = v.UnmarkDeep()
+	if ds.HasErrors() || !v.IsKnown() || v.IsNull() || v.Type() != cty.String || v.AsString() != "auto" {
+		return false
+	}
+	a.ranges[name] = attr.Expr.Range()
+	return true
+}
 
 // value evaluates attribute name and converts it to ty. ok is false when the
 // attribute is absent or invalid (a diagnostic was recorded for the latter).

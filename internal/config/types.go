@@ -31,6 +31,7 @@ type Config struct {
 	Clusters  map[string]*Cluster // cluster.go
 	Outputs   map[string]*Output  // output.go
 	Moved     []*Moved            // moved.go, in file order
+	Imports   []*Import           // import.go, in file order
 
 	// secrets are the plain values of attributes and keys whose names say
 	// secret, and of sensitive paths (see Secrets).
@@ -134,7 +135,10 @@ type Server struct {
 	PipelineParallel int // default 1
 
 	// Zero values mean "unset: the engine's default".
-	MaxModelLen          int
+	MaxModelLen int
+	// MaxModelLenAuto is max_model_len = "auto": the engine picks the longest
+	// context its KV cache holds (vLLM 0.12 and later, PR 29431).
+	MaxModelLenAuto      bool
 	GPUMemoryUtilization float64
 	Concurrency          int // full-context requests the KV budget must hold (a check, not a flag)
 

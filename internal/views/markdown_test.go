@@ -2,9 +2,11 @@ package views
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -45,6 +47,7 @@ server "web" {
   model            = model.qwen
   gpus             = [0]
   port             = 8000
+  host             = "127.0.0.1"
   max_model_len    = 32768
   gpu_memory_utilization = 0.45
   tool_call_parser = "hermes"
@@ -71,6 +74,7 @@ server "batch" {
   model         = model.qwen
   gpus          = [1]
   port          = 8001
+  host          = "127.0.0.1"
   max_model_len = 16384
 }
 `
@@ -81,6 +85,7 @@ server "old" {
   model         = model.qwen
   gpus          = [2]
   port          = 8002
+  host          = "127.0.0.1"
   max_model_len = 8192
 }
 `
@@ -154,9 +159,9 @@ func TestPlanMarkdown(t *testing.T) {
 		inHTML   []string // the rendered HTML holds each
 	}{
 		{name: "rollout", prior: prior,
-			src: strings.NewReplacer("max_model_len    = 32768", "max_model_len    = 16384", `VLLM_LOGGING_LEVEL = "INFO", HF_TOKEN = "hf_secret"`, `VLLM_LOGGING_LEVEL = "DEBUG", HF_TOKEN = "hf_rotated"`).Replace(all),
+			src:      strings.NewReplacer("max_model_len    = 32768", "max_model_len    = 16384", `VLLM_LOGGING_LEVEL = "INFO", HF_TOKEN = "hf_secret"`, `VLLM_LOGGING_LEVEL = "DEBUG", HF_TOKEN = "hf_rotated"`).Replace(all),
 			sections: 1, tables: 1, risk: "🟢 no downtime · 0 destroys · 0 warnings",
-			inHTML: []string{"<code>+/-</code> <b>server.web</b>", "<code>main.hcl:18</code> <code>max_model_len</code>", "(sensitive value)", "→", "tool-call smoke test"}},
+			inHTML: []string{"<code>+/-</code> <b>server.web</b>", "<code>main.hcl:19</code> <code>max_model_len</code>", "(sensitive value)", "→", "tool-call smoke test"}},
 		{name: "downtime-and-destroy", prior: prior,
 			src:      strings.Replace(engines+webServer+batchServer, "max_model_len = 16384", "max_model_len = 12288", 1),
 			sections: 2, tables: 1, risk: "🔴 1 replacement with downtime: <code>server.batch</code> (its last start took 2m41s) · 1 destroy: <code>server.old</code>",
@@ -255,5 +260,43 @@ func golden(t *testing.T, path, got string) {
 	}
 	if got != string(want) {
 		t.Errorf("%s differs (go test ./internal/views -update rewrites it):\n%s", path, got)
+	}
+}
+
+// TestPlanStream compares the plan -json stream of the rollout plan with a
+// golden file and checks the order of its messages.
+func TestPlanStream(t *testing.T) {
+	dir := t.TempDir()
+	if err := modeltest.Write(filepath.Join(dir, "qwen3-8b"), modeltest.Qwen3_8B); err != nil {
+		t.Fatal(err)
+	}
+	all := engines + webServer + batchServer + oldServer
+	prior := applied(makePlan(t, dir, all, nil, nil))
+	src := strings.Replace(engines+webServer+batchServer, "max_model_len    = 32768", "max_model_len    = 16384", 1)
+	p := makePlan(t, dir, src, prior, nil)
+	var buf bytes.Buffer
+	s := NewStream(&buf)
+	s.Now = func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) }
+	PlanStream(s, p.ToJSON())
+	got := strings.ReplaceAll(buf.String(), dir, "$MODELS")
+	// The config hash covers the model path, a temp dir.
+	got = regexp.MustCompile(`"config_hash":"[0-9a-f]+"`).ReplaceAllString(got, `"config_hash":"HASH"`)
+	// Sensitive values are salted hashes, salted at random.
+	got = regexp.MustCompile(`sha256:[0-9a-f]{16}:[0-9a-f]{64}`).ReplaceAllString(got, "sha256:SALT:HASH")
+	golden(t, filepath.Join("testdata", "rollout-stream.jsonl"), got)
+	var types []string
+	for _, line := range strings.Split(strings.TrimSpace(got), "\n") {
+		var m Message
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not JSON: %v: %s", err, line)
+		}
+		types = append(types, m.Type)
+		if m.Type == "planned_change" && m.Change.Resource.Addr == "server.web" && (m.Change.Action != "replace" || m.Change.Order != "create_before_destroy" || len(m.Change.Argv) != 2) {
+			t.Errorf("web: %+v", m.Change)
+		}
+	}
+	want := "version planned_change planned_change change_summary plan"
+	if strings.Join(types, " ") != want {
+		t.Errorf("messages %v, want %s", types, want)
 	}
 }
