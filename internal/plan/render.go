@@ -393,7 +393,11 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		if b.Port == a.Port {
 			attr("", "port", portText(a))
 		} else {
-			attr("~", "port", fmt.Sprint(b.Port)+" -> "+portText(a))
+			text := fmt.Sprint(b.Port) + " -> " + portText(a)
+			if a.Proxy && b.Proxy != nil {
+				text = fmt.Sprintf("%d -> %d (a new endpoint: a new proxy listens on %d; the one on %d stops after the old instance drained)", b.Port, a.Port, a.Port, b.Port)
+			}
+			attr("~", "port", text)
 		}
 		attr("", "listen", ListenText(a))
 		if a.Keyed {
