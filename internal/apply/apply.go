@@ -342,7 +342,7 @@ func (a *Applier) move(c *plan.Change) error {
 func (a *Applier) refreshOnly(ctx context.Context, p *plan.Plan) error {
 	var gone []string
 	for _, d := range p.Drift {
-		name := d.Addr[len("server."):]
+		name := state.ServerName(d.Addr)
 		a.mu.Lock()
 		s := a.st.Server(name)
 		a.mu.Unlock()
