@@ -18,6 +18,10 @@ type Spec struct {
 	SmokeToolcall bool
 	Reasoning     bool
 	Bench         *config.Bench // nil: no benchmark gate
+	// CheckHealth, when set, judges a passed health report further (the
+	// version the engine serves against the pin); its error fails the
+	// health gate.
+	CheckHealth func(*HealthResult) error
 }
 
 // Result is the outcome of a Run: the verdict, each gate's report as JSON
@@ -67,6 +71,11 @@ func (r Runner) Run(ctx context.Context, t Target, spec Spec) (*Result, error) {
 	}
 	if h != nil && !h.OK {
 		return res, fmt.Errorf("health: %s", ChecksText(h.Failed()))
+	}
+	if spec.CheckHealth != nil {
+		if err := spec.CheckHealth(h); err != nil {
+			return res, err
+		}
 	}
 	if spec.SmokeToolcall {
 		sm, err := Smoke(ctx, client, t, SmokeOptions{Reasoning: spec.Reasoning})

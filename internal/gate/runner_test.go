@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -58,5 +59,23 @@ func TestRunner(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunnerCheckHealth: a health report the spec's own check refuses
+// fails the health gate, and nothing after it runs.
+func TestRunnerCheckHealth(t *testing.T) {
+	_, target := serve(t, gatetest.Options{ToolParser: true})
+	var seen *HealthResult
+	spec := Spec{SmokeToolcall: true, CheckHealth: func(h *HealthResult) error {
+		seen = h
+		return errors.New("health: the engine reports version 0.15.1, but the configuration pins 0.16.0")
+	}}
+	res, err := Runner{}.Run(context.Background(), target, spec)
+	if err == nil || !strings.Contains(err.Error(), "pins 0.16.0") || res.Passed || len(res.Smoke) != 0 {
+		t.Fatalf("Run = %+v, %v; want the health gate failed by the check, no smoke", res, err)
+	}
+	if seen == nil || !seen.OK {
+		t.Errorf("the check saw %+v; want the passed health report", seen)
 	}
 }
