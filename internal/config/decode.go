@@ -363,7 +363,11 @@ func (d *decoder) decodeServer(blk *hcl.Block, in instance) *Server {
 	if a.has("pipeline_parallel") {
 		s.PipelineParallel = a.integer("pipeline_parallel")
 	}
-	s.MaxModelLen = a.tokens("max_model_len")
+	if a.isAuto("max_model_len") {
+		s.MaxModelLenAuto = true
+	} else {
+		s.MaxModelLen = a.tokens("max_model_len")
+	}
 	s.GPUMemoryUtilization = a.float("gpu_memory_utilization")
 	s.Concurrency = a.integer("concurrency")
 	s.ToolCallParser = a.str("tool_call_parser")
@@ -516,6 +520,22 @@ type attrs struct {
 }
 
 func (a attrs) has(name string) bool { _, ok := a.m[name]; return ok }
+
+// isAuto reports attribute name set to the string "auto" (and records its
+// range).
+func (a attrs) isAuto(name string) bool {
+	attr, ok := a.m[name]
+	if !ok {
+		return false
+	}
+	v, ds := attr.Expr.Value(a.d.ctx)
+	v, _ = v.UnmarkDeep()
+	if ds.HasErrors() || !v.IsKnown() || v.IsNull() || v.Type() != cty.String || v.AsString() != "auto" {
+		return false
+	}
+	a.ranges[name] = attr.Expr.Range()
+	return true
+}
 
 // value evaluates attribute name and converts it to ty. ok is false when the
 // attribute is absent or invalid (a diagnostic was recorded for the latter).

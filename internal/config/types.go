@@ -135,7 +135,10 @@ type Server struct {
 	PipelineParallel int // default 1
 
 	// Zero values mean "unset: the engine's default".
-	MaxModelLen          int
+	MaxModelLen int
+	// MaxModelLenAuto is max_model_len = "auto": the engine picks the longest
+	// context its KV cache holds (vLLM 0.12 and later, PR 29431).
+	MaxModelLenAuto      bool
 	GPUMemoryUtilization float64
 	Concurrency          int // full-context requests the KV budget must hold (a check, not a flag)
 

@@ -436,6 +436,13 @@ func (pl *planner) drift() {
 		case o.Healthy != nil && !*o.Healthy:
 			pl.p.Drift = append(pl.p.Drift, &Drift{Addr: s.Addr(), Summary: "running but not healthy", Detail: o.Detail})
 		}
+		// max_model_len = "auto": the running start picked another context
+		// than the previous start with the same settings.
+		if c := pl.in.Calibrations.Latest(name); c != nil && o.Alive && (c.LaunchID == "" || c.LaunchID == s.LaunchID) &&
+			c.PreviousPickedMaxModelLen > 0 && c.PickedMaxModelLen > 0 && c.PreviousPickedMaxModelLen != c.PickedMaxModelLen {
+			pl.p.Drift = append(pl.p.Drift, &Drift{Addr: s.Addr(), Summary: "max_model_len = \"auto\" picked another context",
+				Detail: fmt.Sprintf("the engine picked %d tokens at this start, %d at the previous start with the same settings: what it measures has changed (other processes on the GPU, another build); requests longer than %d now fail", c.PickedMaxModelLen, c.PreviousPickedMaxModelLen, c.PickedMaxModelLen)})
+		}
 	}
 }
 

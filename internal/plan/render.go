@@ -636,6 +636,9 @@ func renderVRAM(w io.Writer, j *JSONPlan, c Colorizer) {
 		if ch.After != nil && ch.After.Calibration != nil {
 			fmt.Fprintf(w, "      prediction: %s\n", ch.After.Calibration.Label())
 		}
+		if ch.After != nil && ch.After.AutoMaxModelLen > 0 {
+			fmt.Fprintf(w, "      max_model_len = \"auto\": the engine picks %d tokens (the longest context one request fits in)\n", ch.After.AutoMaxModelLen)
+		}
 		if m := ch.Measured; m != nil && m.KVTokens > 0 {
 			fmt.Fprintf(w, "      measured at the last start: weights %.2f GiB, KV %.2f GiB, %d tokens\n", m.WeightsGiB, m.KVCacheGiB, m.KVTokens)
 		}
