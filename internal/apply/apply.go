@@ -53,6 +53,12 @@ type Hooks interface {
 	End(addr, verb string, elapsed time.Duration, detail string)
 }
 
+// GateReporter is implemented by Hooks that report each new instance's
+// gate results as they come (apply -json's gate_result messages).
+type GateReporter interface {
+	GateResult(addr string, res *state.GateResult, err error)
+}
+
 // Noter is implemented by Hooks that show the steps of a rollout (started,
 // gates passed, switched, draining, old instance stopped) as they happen.
 type Noter interface {
@@ -786,6 +792,9 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 
 	a.note(c.Addr, "Ready; running the gates")
 	res, gerr := a.Gates.Check(ctx, t, d.Gate)
+	if r, ok := a.Hooks.(GateReporter); ok {
+		r.GateResult(c.Addr, res, gerr)
+	}
 	rec.Gate = res
 	if res != nil {
 		for _, l := range res.Summary {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/diagfmt"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/portcheck"
 	"github.com/roofline/roofline/internal/state"
@@ -40,7 +41,8 @@ func init() {
 Options:
   -out=FILE             Save the plan; "roofline apply FILE" applies exactly it
                         and refuses it once the state or the GPUs changed.
-  -json                 Print the plan as JSON.
+  -json                 Print the plan as a stream of one-line JSON messages
+                        (docs/json.md); the last one holds the whole plan.
   -format=markdown      Print the plan for a pull request comment: the risk
                         line, then one collapsible section per server.
   -detailed-exitcode    Exit 0 with no changes, 1 on errors, 2 with changes.
@@ -114,11 +116,11 @@ func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
 	fs.BoolVar(&o.refresh, "refresh-probes", false, "")
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", 0, "")
 	fs.IntVar(&o.parallelism, "parallelism", 10, "")
+	fs.BoolVar(&o.json, "json", false, "")
 	if apply {
 		fs.BoolVar(&o.autoApprove, "auto-approve", false, "")
 	} else {
 		fs.StringVar(&o.out, "out", "", "")
-		fs.BoolVar(&o.json, "json", false, "")
 		fs.BoolVar(&o.detailed, "detailed-exitcode", false, "")
 		fs.BoolVar(&o.destroy, "destroy", false, "")
 		fs.BoolVar(&o.review, "review", false, "")
@@ -276,7 +278,9 @@ func runPlan(m *Meta, args []string) int {
 		// The configuration did not load (or the state is locked): its
 		// diagnostics are still the answer, as JSON under -json.
 		if o.json && len(loadDiags) > 0 {
-			_ = plan.WriteJSON(m.Out, (&plan.Plan{FormatVersion: plan.FormatVersion, Mode: mode, Files: m.diagFiles, Diagnostics: loadDiags}).ToJSON())
+			s := views.NewStream(m.Out)
+			s.Version()
+			s.Diagnostics(diagfmt.JSON(m.diagFiles, loadDiags))
 		} else {
 			printDiagsSplit(m, m.diagFiles, loadDiags)
 		}
@@ -286,7 +290,7 @@ func runPlan(m *Meta, args []string) int {
 	j := p.ToJSON()
 	switch {
 	case o.json:
-		_ = plan.WriteJSON(m.Out, j)
+		views.PlanStream(views.NewStream(m.Out), j)
 	case o.format == "markdown":
 		views.PlanMarkdown(m.Out, j)
 		errs, _ := views.Split(p.Diagnostics)
