@@ -249,6 +249,8 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 		}()
 	}
 
+	// First record what an interrupted run started but never recorded.
+	addErr(a.adopt(ctx))
 	// A rollout interrupted earlier left a deposed instance: put the state
 	// back to the instance that serves before doing anything else.
 	addErr(a.recoverDeposed(ctx, p))

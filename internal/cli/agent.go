@@ -164,11 +164,8 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	if err != nil {
 		return failAll(err, "")
 	}
-	if adopted, err := adopt(ctx, r.b, st); err != nil {
-		return failAll(fmt.Errorf("recording adopted processes: %w", err), "")
-	} else if len(adopted) > 0 {
-		r.logf("found processes an interrupted run had started and recorded them: %s", strings.Join(adopted, ", "))
-	}
+	// Instances an interrupted run started but never recorded are
+	// recorded by apply, first thing.
 	cfg, diags := config.LoadDirInputs(".", r.m.inputs())
 	if diags.HasErrors() {
 		return failAll(fmt.Errorf("the configuration does not load: %s", diags.Error()), "config")

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -181,6 +183,18 @@ func instancesOf(cfg *config.Config, st *state.File, block string) []string {
 	return out
 }
 
+// foundInstances lists what refresh found by launch id that the state does
+// not record ("server.a: pid 42").
+func foundInstances(in *plan.Inputs) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(in.Observed)) {
+		if f := in.Observed[name].Found; f != nil {
+			out = append(out, fmt.Sprintf("server.%s: %s", name, f.Describe()))
+		}
+	}
+	return out
+}
+
 // makePlan loads everything and plans. It prints diagnostics-free errors
 // itself; ok is false when no plan could be made.
 func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Plan, *backend, *state.File, func(), bool) {
@@ -191,20 +205,18 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 		p, st, ok := makeSnapshotPlan(m, o, mode)
 		return p, nil, st, func() {}, ok
 	}
-	b, st, unlock, ok := openLocked(m, lockOp, o.lockTimeout)
+	open := openLocked
+	if lockOp == "plan" {
+		// plan reads the state and writes nothing: a shared lock.
+		open = openShared
+	}
+	b, st, unlock, ok := open(m, lockOp, o.lockTimeout)
 	if !ok {
 		return nil, nil, nil, nil, false
 	}
 	cfg := b.cfg
 	if o.addImport != nil {
 		cfg.Imports = append(cfg.Imports, o.addImport)
-	}
-	if adopted, err := adopt(context.Background(), b, st); err != nil {
-		fmt.Fprintf(m.Err, "Error: recording adopted processes: %v\n", err)
-		unlock()
-		return nil, nil, nil, nil, false
-	} else if len(adopted) > 0 {
-		fmt.Fprintf(m.Err, "roofline found processes it had started but not yet recorded (an earlier run was interrupted) and recorded them: %s\n", strings.Join(adopted, ", "))
 	}
 	targets, ok1 := serverNames(m, cfg, st, o.targets, "target")
 	replaces, ok2 := serverNames(m, cfg, st, o.replaces, "replace")
@@ -213,6 +225,9 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 		return nil, nil, nil, nil, false
 	}
 	in := b.refresher(o.inventory, o.refresh).Refresh(context.Background(), cfg, st)
+	if found := foundInstances(in); len(found) > 0 {
+		fmt.Fprintf(m.Err, "roofline found instances it had started but not recorded (an earlier run was interrupted): %s; apply records them first.\n", strings.Join(found, ", "))
+	}
 	in.Mode, in.Targets, in.Replace = mode, targets, replaces
 	in.Review = o.review
 	if !o.review {

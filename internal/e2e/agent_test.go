@@ -39,13 +39,12 @@ server "a" {
 
 // agentProc is a running roofline agent.
 type agentProc struct {
-	t      testing.TB
-	cmd    *exec.Cmd
-	url    string
-	mu     sync.Mutex
-	log    bytes.Buffer
-	done   chan struct{}
-	exited bool
+	t    testing.TB
+	cmd  *exec.Cmd
+	url  string
+	mu   sync.Mutex
+	log  bytes.Buffer
+	done chan struct{}
 }
 
 func (a *agentProc) Write(p []byte) (int, error) {

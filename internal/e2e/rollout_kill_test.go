@@ -66,12 +66,16 @@ server "q" {
 // stateView is the part of the state file the test reads.
 type stateView struct {
 	Servers map[string]struct {
-		PID     int    `json:"pid"`
-		Status  string `json:"status"`
-		Deposed *struct {
-			PID int `json:"pid"`
+		Instance instanceView `json:"instance"`
+		Status   string       `json:"status"`
+		Deposed  *struct {
+			Instance instanceView `json:"instance"`
 		} `json:"deposed"`
 	} `json:"servers"`
+}
+
+type instanceView struct {
+	PID int `json:"pid"`
 }
 
 func (e *env) stateOf(name string) string {
@@ -89,9 +93,9 @@ func (e *env) stateOf(name string) string {
 	}
 	dep := "none"
 	if s.Deposed != nil {
-		dep = fmt.Sprintf("pid %d", s.Deposed.PID)
+		dep = fmt.Sprintf("pid %d", s.Deposed.Instance.PID)
 	}
-	return fmt.Sprintf("status %s, pid %d, deposed %s", s.Status, s.PID, dep)
+	return fmt.Sprintf("status %s, pid %d, deposed %s", s.Status, s.Instance.PID, dep)
 }
 
 // interruptAt runs apply and sends step.sig when its output reaches the

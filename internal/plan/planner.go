@@ -63,6 +63,11 @@ type Observation struct {
 	// there is no proxy or it cannot be read. It decides which instance of
 	// an interrupted rollout serves.
 	ProxyPort int
+	// Found is an instance the state does not record but the driver found
+	// by the server's launch id: started by a run that was killed before
+	// it wrote the id. Plan only reports it; apply records it first thing
+	// (and then stops or keeps it as the plan says).
+	Found *state.Instance
 }
 
 // Recovery is what an interrupted create-before-destroy rollout (a state
