@@ -137,7 +137,7 @@ func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
 func serverNames(m *Meta, cfg *config.Config, st *state.File, addrs []string, flag string) ([]string, bool) {
 	var out []string
 	for _, a := range addrs {
-		name := strings.TrimPrefix(a, "server.")
+		name := state.ServerName(a)
 		_, inCfg := cfg.Servers[name]
 		inState := st != nil && st.Server(name) != nil
 		if !inCfg && !inState {
@@ -149,7 +149,7 @@ func serverNames(m *Meta, cfg *config.Config, st *state.File, addrs []string, fl
 			}
 			var known []string
 			for n := range cfg.Servers {
-				known = append(known, "server."+n)
+				known = append(known, state.ServerAddr(n))
 			}
 			fmt.Fprintf(m.Err, "Error: -%s=%s: no such server in the configuration or the state.%s\n", flag, a, suggest.DidYouMean(a, known))
 			return nil, false

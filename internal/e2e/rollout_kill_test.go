@@ -366,3 +366,41 @@ server "b" {
 	}
 	checkTracked(t, e, 0)
 }
+
+// TestPortMoveMovesTheProxy: a new port for a create-before-destroy server
+// is a new endpoint: a new proxy listens there, the old one stops after the
+// old instance drained, and moving back works (the old port is free).
+func TestPortMoveMovesTheProxy(t *testing.T) {
+	cfg := func(port string) string {
+		return strings.ReplaceAll(killRolloutConfig(0, "30s"), "@PORT_Q@", port)
+	}
+	e := newEnv(t, cfg("@PORT_A@"))
+	e.mustRun(0, "apply", "-auto-approve")
+	a, b := e.ports["@PORT_A@"], freePort(t)
+	body := `{"model": "qwen3-8b", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4, "stream": true}`
+	if err := chat(fmt.Sprintf("http://127.0.0.1:%d", a), body); err != nil {
+		t.Fatal(err)
+	}
+	for i, move := range [][2]int{{a, b}, {b, a}} {
+		from, to := move[0], move[1]
+		e.write(cfg(fmt.Sprint(to)))
+		p := e.mustRun(2, "plan", "-detailed-exitcode")
+		if !strings.Contains(p.stdout, fmt.Sprintf("a new proxy listens on %d", to)) {
+			t.Fatalf("move %d: the plan should show the new endpoint:\n%s", i, p)
+		}
+		r := e.mustRun(0, "apply", "-auto-approve")
+		if !strings.Contains(r.stdout, fmt.Sprintf("The old endpoint's proxy on port %d stopped", from)) {
+			t.Errorf("move %d: apply should stop the old endpoint's proxy:\n%s", i, r.stdout)
+		}
+		if err := chat(fmt.Sprintf("http://127.0.0.1:%d", to), body); err != nil {
+			t.Fatalf("move %d: the new port does not serve: %v", i, err)
+		}
+		if err := chat(fmt.Sprintf("http://127.0.0.1:%d", from), body); err == nil {
+			t.Fatalf("move %d: the old port %d still answers", i, from)
+		}
+		if pl := e.run("plan", "-detailed-exitcode"); pl.code != 0 {
+			t.Fatalf("move %d: plan after apply has changes:\n%s", i, pl)
+		}
+		checkTracked(t, e, i)
+	}
+}

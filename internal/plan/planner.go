@@ -703,7 +703,7 @@ func (pl *planner) diff() {
 				if !alive {
 					why = fmt.Sprintf("the new instance (pid %d) is gone", before.PID)
 				}
-				pl.p.Drift = append(pl.p.Drift, &Drift{Addr: "server." + name, Summary: "a rollout was interrupted",
+				pl.p.Drift = append(pl.p.Drift, &Drift{Addr: state.ServerAddr(name), Summary: "a rollout was interrupted",
 					Detail: why + fmt.Sprintf("; apply points the proxy at the old one (pid %d), which keeps serving, and then stops the new one", before.Deposed.PID)})
 				restored := before.Deposed.Clone()
 				restored.Proxy = before.Proxy
@@ -711,7 +711,7 @@ func (pl *planner) diff() {
 				obs = nil
 			case RecoverForward:
 				if before.Status != state.StatusReady {
-					pl.p.Drift = append(pl.p.Drift, &Drift{Addr: "server." + name, Summary: "a rollout was interrupted after its gates",
+					pl.p.Drift = append(pl.p.Drift, &Drift{Addr: state.ServerAddr(name), Summary: "a rollout was interrupted after its gates",
 						Detail: fmt.Sprintf("the new instance (pid %d) passed its gates; apply finishes the rollout: the proxy points at it, the old one (pid %d) drains and stops", before.PID, before.Deposed.PID)})
 					promoted := before.Clone()
 					promoted.Status = state.StatusReady
@@ -719,7 +719,7 @@ func (pl *planner) diff() {
 				}
 			}
 		}
-		c := &Change{Addr: "server." + name, Name: name, PreviousName: pl.moved[name], Import: pl.imports[name], Before: before, After: after, Fit: pl.fits[name]}
+		c := &Change{Addr: state.ServerAddr(name), Name: name, PreviousName: pl.moved[name], Import: pl.imports[name], Before: before, After: after, Fit: pl.fits[name]}
 		if before != nil {
 			c.Measured = before.Footprint
 			c.LastBench = pl.in.LastBench[name]
