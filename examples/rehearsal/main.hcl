@@ -53,10 +53,13 @@ server "qwen3_old" {
 
 # Half of GPU 1, so that a rollout of this server (change max_model_len and
 # apply again) starts the new instance beside the old one on the same GPU.
+# roofline's proxy listens on host:port; the engines behind it listen on
+# 127.0.0.1 only, on ports from the roofline block's backend_ports.
 server "qwen3_new" {
   engine                 = engine.vllm_016
   model                  = model.qwen3_8b
   gpus                   = [1]
+  host                   = "127.0.0.1"
   port                   = 18001
   max_model_len          = 32768
   gpu_memory_utilization = 0.45

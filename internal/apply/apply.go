@@ -9,11 +9,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -61,6 +63,8 @@ type Target struct {
 	BaseURL string
 	Model   string // served name
 	Engine  string // "vllm" | "sglang"
+	// APIKey authenticates the gates' requests; never printed or stored.
+	APIKey string
 }
 
 // Gates checks a started server.
@@ -78,6 +82,18 @@ type Hooks interface {
 	Begin(addr, verb string)
 	Progress(addr string, elapsed time.Duration, lastLogLine string)
 	End(addr, verb string, elapsed time.Duration, detail string)
+}
+
+// Noter is implemented by Hooks that show the steps of a rollout (started,
+// gates passed, switched, draining, old instance stopped) as they happen.
+type Noter interface {
+	Note(addr, msg string)
+}
+
+func (a *Applier) note(addr, format string, args ...any) {
+	if n, ok := a.Hooks.(Noter); ok {
+		n.Note(addr, fmt.Sprintf(format, args...))
+	}
 }
 
 // ServerError is one server's failure, with the classified cause from its log.
@@ -115,6 +131,8 @@ type Applier struct {
 	StopGrace time.Duration
 	// Journal is called after each rollout; nil to skip.
 	Journal func(s *state.Server, change *plan.Change)
+	// MoveJournal records a rename (MoveEntry); nil to skip.
+	MoveJournal func(from, to string)
 	// Now is the clock.
 	Now func() time.Time
 
@@ -172,11 +190,18 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 
 	// A rollout interrupted earlier left a deposed instance: put the state
 	// back to the instance that serves before doing anything else.
-	addErr(a.recoverDeposed(ctx))
+	addErr(a.recoverDeposed(ctx, p))
 
 	if p.Mode == plan.ModeRefreshOnly {
 		addErr(a.refreshOnly(ctx, p))
 		return a.st, errs.ErrorOrNil()
+	}
+
+	// Renames (moved blocks) first: what follows acts on the new names.
+	for _, c := range p.Changes {
+		if c.PreviousName != "" {
+			addErr(a.move(c))
+		}
 	}
 
 	// Phase 1: stops that free GPUs and ports, in parallel.
@@ -215,6 +240,25 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 	return a.st, errs.ErrorOrNil()
 }
 
+// move re-keys a renamed server: state, log file, proxy files, journal.
+// The process is not touched.
+func (a *Applier) move(c *plan.Change) error {
+	var err error
+	if uerr := a.update(func(st *state.File) { err = Move(a.StateDir, st, c.PreviousName, c.Name) }); uerr != nil {
+		return &ServerError{Addr: c.Addr, Phase: "move", Err: uerr}
+	}
+	if a.MoveJournal != nil {
+		a.MoveJournal(c.PreviousName, c.Name)
+	}
+	if a.Hooks != nil && err == nil && c.Action == plan.NoOp {
+		a.Hooks.End(c.Addr, "Move complete", 0, "was server."+c.PreviousName+"; the process was not touched")
+	}
+	if err != nil {
+		return &ServerError{Addr: c.Addr, Phase: "move", Err: err}
+	}
+	return nil
+}
+
 // refreshOnly records what refresh found: servers whose process is gone
 // are forgotten.
 func (a *Applier) refreshOnly(ctx context.Context, p *plan.Plan) error {
@@ -250,36 +294,158 @@ func setProc(s *state.Server, p *state.Instance) {
 	s.Driver, s.ID, s.PID, s.Group, s.StartTime, s.BootID, s.Cmdline = p.Driver, p.ID, p.PID, p.Group, p.StartTime, p.BootID, p.Cmdline
 }
 
-// recoverDeposed handles servers whose create-before-destroy rollout was
-// interrupted: the new, ungated instance is stopped and the old one, which
-// the proxy still points at, is the server again.
-func (a *Applier) recoverDeposed(ctx context.Context) error {
+// ProxyTargetFile is the file that names the backend a server's proxy
+// forwards to; apply rewrites it to switch, the proxy follows it.
+func ProxyTargetFile(stateDir, name string) string {
+	return filepath.Join(stateDir, "proxy", name+".target")
+}
+
+func proxyStatusFile(stateDir, name string) string {
+	return filepath.Join(stateDir, "proxy", name+".status.json")
+}
+
+// ProxyPort is the backend port the proxy of server name forwards to, read
+// from its target file; 0 when there is none.
+func ProxyPort(stateDir, name string) int {
+	t, err := proxy.ReadTarget(ProxyTargetFile(stateDir, name))
+	if err != nil {
+		return 0
+	}
+	_, port, err := net.SplitHostPort(t)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(port)
+	return n
+}
+
+func backendAddr(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+
+// targetLine is what the proxy's target file says: the backend and the
+// engine behind it (whose error shape the proxy's own errors take).
+func targetLine(port int, e state.EngineRef) string {
+	line := backendAddr(port)
+	if e.Kind != "" {
+		line += " " + e.Kind
+		if e.Version != "" {
+			line += " " + e.Version
+		}
+	}
+	return line
+}
+
+// drainLimit is the drain_timeout of server name in p, or the default.
+func drainLimit(p *plan.Plan, name string) time.Duration {
+	for _, c := range p.Changes {
+		if c.Name == name && c.After != nil && c.After.DrainTimeout > 0 {
+			return c.After.DrainTimeout
+		}
+	}
+	return plan.DefaultDrainTimeout
+}
+
+// recoverDeposed finishes create-before-destroy rollouts that a killed
+// apply left with two instances. Where the proxy really points (its target
+// file) and whether the new instance passed its gates decide, through
+// plan.RecoveryOf, which way: forward (the new instance serves; the old
+// drains and stops) or back (the proxy is pointed at the old instance
+// first, then the new one stops). The instance that serves is never stopped.
+func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 	var errs error
 	for _, name := range a.st.Names() {
-		s := a.st.Servers[name]
+		a.mu.Lock()
+		s := a.st.Servers[name].Clone()
+		a.mu.Unlock()
 		if s.Deposed == nil {
 			continue
 		}
-		if s.Status == state.StatusReady {
-			// The switch happened; only the old instance's stop was lost.
-			if err := a.Driver.Stop(ctx, ProcOf(s.Deposed), a.StopGrace); err != nil {
+		addr := s.Addr()
+		newAlive := hasProc(s) && a.Driver.Alive(ctx, ProcOf(s))
+		switch plan.RecoveryOf(s, ProxyPort(a.StateDir, name), newAlive) {
+		case plan.RecoverForward:
+			if s.Proxy != nil && a.Driver.Alive(ctx, s.Proxy) {
+				if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), proxyStatusFile(a.StateDir, name), targetLine(s.BackendPort, s.Engine), 10*time.Second); err != nil {
+					errs = errors.Join(errs, &ServerError{Addr: addr, Phase: "proxy", Err: fmt.Errorf("finishing the interrupted rollout: %w; both instances are left running", err)})
+					continue
+				}
+			}
+			a.note(addr, "Finishing an interrupted rollout: the new instance (pid %d) passed its gates and serves", s.PID)
+			if err := a.update(func(st *state.File) {
+				cur := st.Servers[name]
+				cur.Status = state.StatusReady
+				if cur.ReadyAt.IsZero() {
+					cur.ReadyAt = a.now().UTC()
+				}
+			}); err != nil {
 				errs = errors.Join(errs, err)
 				continue
 			}
-			errs = errors.Join(errs, a.update(func(st *state.File) { st.Servers[name].Deposed = nil }))
-			continue
-		}
-		if hasProc(s) {
-			if err := a.Driver.Stop(ctx, ProcOf(s), a.StopGrace); err != nil {
+			if _, err := a.retire(ctx, addr, name, s.Deposed, s.BackendPort, drainLimit(p, name)); err != nil {
 				errs = errors.Join(errs, err)
-				continue
 			}
+		case plan.RecoverBack:
+			old := s.Deposed
+			if s.Proxy != nil && old.BackendPort != 0 && ProxyPort(a.StateDir, name) != old.BackendPort {
+				if !a.Driver.Alive(ctx, s.Proxy) {
+					// The next proxy starts from the target file.
+					_ = proxy.WriteTarget(ProxyTargetFile(a.StateDir, name), targetLine(old.BackendPort, old.Engine))
+				} else if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), proxyStatusFile(a.StateDir, name), targetLine(old.BackendPort, old.Engine), 10*time.Second); err != nil {
+					errs = errors.Join(errs, &ServerError{Addr: addr, Phase: "proxy", Err: fmt.Errorf("pointing the proxy back at the old instance: %w; both instances are left running", err)})
+					continue
+				}
+			}
+			if hasProc(s) {
+				if s.Proxy != nil && old.BackendPort != 0 {
+					// Requests the new instance took while the proxy pointed at it.
+					_, _ = proxy.Drain(ctx, proxyStatusFile(a.StateDir, name), backendAddr(old.BackendPort), drainLimit(p, name), nil)
+				}
+				if err := a.Driver.Stop(ctx, ProcOf(s), a.StopGrace); err != nil {
+					errs = errors.Join(errs, err)
+					continue
+				}
+			}
+			a.note(addr, "Rolled back an interrupted rollout: the old instance (pid %d) serves; the new one (pid %d) stopped", old.PID, s.PID)
+			old.Proxy = s.Proxy
+			errs = errors.Join(errs, a.update(func(st *state.File) { st.Set(old) }))
 		}
-		old := s.Deposed
-		old.Proxy = s.Proxy
-		errs = errors.Join(errs, a.update(func(st *state.File) { st.Set(old) }))
 	}
 	return errs
+}
+
+// retire drains the old instance of a rollout after the switch and stops
+// it, then forgets it. Reaching the drain limit is no failure: the old
+// instance stops and the requests it still streams are cut, and counted.
+// Interrupted, it leaves the old instance running and recorded as deposed;
+// the next apply finishes the drain.
+func (a *Applier) retire(ctx context.Context, addr, name string, old *state.Server, newBackend int, limit time.Duration) (cut int64, err error) {
+	if limit <= 0 {
+		limit = plan.DefaultDrainTimeout
+	}
+	start := a.now()
+	left, err := proxy.Drain(ctx, proxyStatusFile(a.StateDir, name), backendAddr(newBackend), limit, func(n int64, el time.Duration) {
+		a.note(addr, "Draining %d request(s) of the old instance (pid %d)... [%s elapsed, limit %s]", n, old.PID, el.Round(time.Second), limit)
+	})
+	if ctx.Err() != nil {
+		return 0, &ServerError{Addr: addr, Phase: "drain", Err: fmt.Errorf("interrupted while the old instance (pid %d) drained %d request(s); the new instance serves, the old one keeps running until they finish and is stopped by the next apply", old.PID, left)}
+	}
+	if err != nil {
+		// The proxy's status cannot be read (the proxy is gone): nothing
+		// can still flow through it to the old instance.
+		left = 0
+	}
+	if err := a.Driver.Stop(ctx, ProcOf(old), a.StopGrace); err != nil {
+		return 0, &ServerError{Addr: addr, Phase: "stop", Err: fmt.Errorf("the new instance serves, but the old one (pid %d) did not stop: %w", old.PID, err)}
+	}
+	if left > 0 {
+		a.note(addr, "Drain limit (%s) reached: the old instance (pid %d) stopped, cutting %d request(s) still streaming", limit, old.PID, left)
+	} else {
+		a.note(addr, "Old instance (pid %d) drained and stopped after %s", old.PID, a.now().Sub(start).Round(100*time.Millisecond))
+	}
+	return left, a.update(func(st *state.File) {
+		if cur := st.Servers[name]; cur != nil {
+			cur.Deposed = nil
+		}
+	})
 }
 
 // destroy stops a server (and, when it is deleted for good, its proxy) and
@@ -328,37 +494,67 @@ func (a *Applier) destroy(ctx context.Context, c *plan.Change) error {
 	return err
 }
 
+// apiKey is the server's API key: from api_key (in memory, from the
+// configuration), or read now from api_key_file.
+func apiKey(d *plan.Desired) (string, error) {
+	switch {
+	case !d.Keyed:
+		return "", nil
+	case d.APIKeyFile != "":
+		f, err := os.Open(d.APIKeyFile)
+		if err != nil {
+			return "", fmt.Errorf("reading api_key_file: %w", err)
+		}
+		b, err := io.ReadAll(io.LimitReader(f, 4097))
+		f.Close()
+		if err != nil {
+			return "", fmt.Errorf("reading api_key_file: %w", err)
+		}
+		if len(b) > 4096 {
+			return "", fmt.Errorf("api_key_file %s holds more than 4096 bytes; an API key is one line", d.APIKeyFile)
+		}
+		k := strings.TrimSpace(string(b))
+		if k == "" {
+			return "", fmt.Errorf("api_key_file %s is empty", d.APIKeyFile)
+		}
+		return k, nil
+	case d.APIKey != "":
+		return d.APIKey, nil
+	default:
+		return "", errors.New("the plan does not carry the api_key (keys never go into plan files): run apply without a plan file, or give the key with api_key_file")
+	}
+}
+
 func newLaunchID() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
 
-// FreePort picks a free TCP port for an engine behind the proxy. It is
-// taken below the kernel's ephemeral range: a port from bind(":0") is free
-// now, but before the engine binds it an outgoing connection (a health poll)
-// can take it as its source port, and the engine then fails with "address
-// already in use".
-func FreePort() (int, error) {
-	lo := ephemeralLow()
-	start := max(1024, lo-12000)
-	span := lo - start
-	if span <= 0 {
-		start, span = 20000, 10000
+// FreePort picks a free TCP port in [lo, hi] for an engine behind the
+// proxy (the roofline block's backend_ports). The default range lies below
+// the kernel's ephemeral range: a port from bind(":0") is free now, but
+// before the engine binds it an outgoing connection (a health poll) can take
+// it as its source port, and the engine then fails with "address already in
+// use".
+func FreePort(lo, hi int) (int, error) {
+	if lo <= 0 || hi < lo {
+		lo, hi = plan.DefaultBackendPorts[0], plan.DefaultBackendPorts[1]
 	}
+	span := hi - lo + 1
 	off := int(time.Now().UnixNano() % int64(span))
 	for i := 0; i < span; i++ {
-		port := start + (off+i)%span
+		port := lo + (off+i)%span
 		if portFree(port) {
 			return port, nil
 		}
 	}
-	return 0, fmt.Errorf("no free port in %d-%d", start, start+span-1)
+	return 0, fmt.Errorf("no free port in backend_ports %d-%d; widen the range in the roofline block", lo, hi)
 }
 
 func portFree(port int) bool {
-	for _, host := range []string{"0.0.0.0", "127.0.0.1"} {
-		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	for _, host := range []string{"0.0.0.0", "127.0.0.1", "[::]"} {
+		ln, err := net.Listen("tcp", net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(port)))
 		if err != nil {
 			return false
 		}
@@ -367,16 +563,20 @@ func portFree(port int) bool {
 	return true
 }
 
-// ephemeralLow is the low end of the kernel's ephemeral port range.
-func ephemeralLow() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err == nil {
-		var lo, hi int
-		if _, err := fmt.Sscan(string(b), &lo, &hi); err == nil && lo > 1024 {
-			return lo
+// withHost returns argv with the value of --host replaced, or added.
+func withHost(argv []string, host string) []string {
+	out := append([]string(nil), argv...)
+	for i := 0; i < len(out); i++ {
+		if out[i] == "--host" && i+1 < len(out) {
+			out[i+1] = host
+			return out
+		}
+		if strings.HasPrefix(out[i], "--host=") {
+			out[i] = "--host=" + host
+			return out
 		}
 	}
-	return 32768
+	return append(out, "--host", host)
 }
 
 // withPort returns argv with the value of --port replaced.
@@ -395,8 +595,7 @@ func withPort(argv []string, port int) []string {
 	return append(out, "--port", strconv.Itoa(port))
 }
 
-func targetFor(d *plan.Desired, port int) Target {
-	host := d.Host
+func targetFor(host string, port int, d *plan.Desired) Target {
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
 	}
@@ -419,23 +618,29 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
 	}
+	key, err := apiKey(d)
+	if err != nil {
+		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
+	}
 	a.mu.Lock()
 	old := a.st.Server(d.Name).Clone()
 	a.mu.Unlock()
 
 	argv := d.Argv
-	enginePort := d.Port
+	enginePort, engineHost := d.Port, d.Host
 	if d.Proxy {
-		p, err := FreePort()
+		p, err := FreePort(d.BackendPorts[0], d.BackendPorts[1])
 		if err != nil {
 			return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
 		}
 		enginePort = p
-		argv = withPort(argv, p)
+		// Behind the proxy the engine is private: loopback only.
+		engineHost = "127.0.0.1"
+		argv = withHost(withPort(argv, p), engineHost)
 	}
 	rec := &state.Server{
 		Name: d.Name, Engine: d.Engine, Model: d.Model,
-		Argv: argv, Env: d.Env, CommandLen: d.CommandLen,
+		Argv: argv, Env: d.Env, Sensitive: d.Sensitive, CommandLen: d.CommandLen,
 		GPUs: d.GPUs, Host: d.Host, Port: d.Port, Image: d.Image,
 		Instance: state.Instance{Driver: d.Driver, LogPath: logPath, LaunchID: newLaunchID()},
 		Status:   state.StatusStarting, CreatedAt: a.now().UTC(),
@@ -469,8 +674,14 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 		env = map[string]string{}
 	}
 	env[LaunchEnv] = rec.LaunchID
+	if key != "" && d.Engine.Kind == "vllm" {
+		// vLLM reads its key from the environment: never on the command
+		// line, where every local user can read it. The state's Env does
+		// not hold it.
+		env["VLLM_API_KEY"] = key
+	}
 	proc, err := a.Driver.Start(ctx, Spec{Name: d.Name, Argv: argv, Env: env, LogPath: logPath, Dir: a.StateDir,
-		Image: d.Image, GPUs: d.GPUs, Host: d.Host, Port: enginePort, ModelPath: d.Model.Path})
+		Image: d.Image, GPUs: d.GPUs, Host: engineHost, Port: enginePort, ModelPath: d.Model.Path})
 	if err != nil {
 		return a.fail(ctx, c, rec, old, cbd, "start", err, nil)
 	}
@@ -478,9 +689,11 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
 		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
 	}
+	a.note(c.Addr, "Started pid %d; waiting for it to load", proc.PID)
 
 	// Health: connection refused while loading is normal (vLLM), so is 503 (SGLang).
-	t := targetFor(d, enginePort)
+	t := targetFor(engineHost, enginePort, d)
+	t.APIKey = key
 	exited := func() bool { return !a.Driver.Alive(ctx, proc) }
 	timeout := d.Gate.HealthTimeout
 	if timeout <= 0 {
@@ -500,8 +713,10 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	}
 	if fp := logdiag.ParseFootprint(readTail(logPath, 4<<20)); fp != nil {
 		rec.Footprint = footprintOf(fp)
+		a.recordCalibration(ctx, c.Addr, d, rec, fp, t)
 	}
 
+	a.note(c.Addr, "Ready; running the gates")
 	res, gerr := a.Gates.Check(ctx, t, d.Gate)
 	rec.Gate = res
 	if gerr != nil {
@@ -509,23 +724,32 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	}
 
 	if d.Proxy {
-		if err := a.ensureProxy(ctx, rec, d, enginePort); err != nil {
+		// The gates are recorded before the switch: an apply killed from
+		// here on finishes the rollout forward.
+		if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
+			return &ServerError{Addr: c.Addr, Phase: "gates", Err: err}
+		}
+		if err := a.ensureProxy(ctx, rec, d, enginePort, key); err != nil {
 			return a.fail(ctx, c, rec, old, cbd, "proxy", err, proc)
 		}
+		if cbd {
+			a.note(c.Addr, "Gates passed; the proxy on port %d switched to the new instance (pid %d)", d.Port, rec.PID)
+		}
 	}
+	// The switch is recorded before the drain.
 	rec.Status = state.StatusReady
 	rec.ReadyAt = a.now().UTC()
 	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
 		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
 	}
+	var cut int64
 	if cbd {
-		if err := a.Driver.Stop(ctx, ProcOf(rec.Deposed), a.StopGrace); err != nil {
-			return &ServerError{Addr: c.Addr, Phase: "stop", Err: fmt.Errorf("the new server serves, but the old one (pid %d) did not stop: %w", rec.Deposed.PID, err)}
-		}
-		rec.Deposed = nil
-		if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
+		n, err := a.retire(ctx, c.Addr, d.Name, rec.Deposed, enginePort, d.DrainTimeout)
+		if err != nil {
 			return err
 		}
+		cut = n
+		rec.Deposed = nil
 	}
 	if a.Journal != nil {
 		a.Journal(rec, c)
@@ -539,25 +763,38 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 		if d.Proxy {
 			detail = fmt.Sprintf("pid %d, port %d through the proxy", rec.PID, d.Port)
 		}
+		if cut > 0 {
+			detail += fmt.Sprintf("; %d request(s) of the old instance cut at the drain limit", cut)
+		}
 		a.Hooks.End(c.Addr, verb, a.now().Sub(start), detail)
 	}
 	return nil
 }
 
-// ensureProxy starts the server's proxy if it has none, then points it at
-// the new engine and waits until the old one has drained.
-func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.Desired, enginePort int) error {
+// ensureProxy starts the server's proxy if it has none, or points the one
+// that runs at the new engine and waits until it forwards there.
+func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.Desired, enginePort int, key string) error {
 	dir := filepath.Join(a.StateDir, "proxy")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	targetFile := filepath.Join(dir, d.Name+".target")
-	statusFile := filepath.Join(dir, d.Name+".status.json")
-	backend := net.JoinHostPort("127.0.0.1", strconv.Itoa(enginePort))
-	if rec.Proxy != nil && a.Driver.Alive(ctx, rec.Proxy) {
-		return proxy.Switch(ctx, targetFile, statusFile, backend, 2*time.Minute)
+	targetFile := ProxyTargetFile(a.StateDir, d.Name)
+	statusFile := proxyStatusFile(a.StateDir, d.Name)
+	keyFile := filepath.Join(dir, d.Name+".key")
+	// SGLang takes a key only on its command line: the proxy enforces it,
+	// from a 0600 file it re-reads. The file is in place before the switch.
+	if key != "" && d.Engine.Kind == "sglang" {
+		if err := proxy.WriteKeyFile(keyFile, key); err != nil {
+			return err
+		}
+	} else if err := os.Remove(keyFile); err != nil && !os.IsNotExist(err) {
+		return err
 	}
-	if err := proxy.WriteTarget(targetFile, backend); err != nil {
+	backend := backendAddr(enginePort)
+	if rec.Proxy != nil && a.Driver.Alive(ctx, rec.Proxy) {
+		return proxy.Point(ctx, targetFile, statusFile, targetLine(enginePort, d.Engine), 10*time.Second)
+	}
+	if err := proxy.WriteTarget(targetFile, targetLine(enginePort, d.Engine)); err != nil {
 		return err
 	}
 	_ = os.Remove(statusFile)
@@ -573,7 +810,7 @@ func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.De
 	if d.Host == "" && d.Engine.Kind == "sglang" {
 		listen = net.JoinHostPort("127.0.0.1", strconv.Itoa(d.Port))
 	}
-	argv := append(append([]string(nil), a.ProxyCommand...), "-listen", listen, "-target-file", targetFile, "-status-file", statusFile)
+	argv := append(append([]string(nil), a.ProxyCommand...), "-listen", listen, "-target-file", targetFile, "-status-file", statusFile, "-api-key-file", keyFile)
 	p, err := a.Driver.Start(ctx, Spec{Name: d.Name + "-proxy", Argv: argv, Env: map[string]string{LaunchEnv: launchID},
 		LogPath: filepath.Join(dir, d.Name+".log"), Dir: a.StateDir})
 	if err != nil {
@@ -601,6 +838,22 @@ func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.De
 // fail stops what this apply started for the server, restores the old
 // instance of a rollout, classifies the log and returns the explained error.
 func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Server, cbd bool, phase string, cause error, proc *state.Instance) error {
+	if cbd && rec.Proxy != nil && old.BackendPort != 0 && ProxyPort(a.StateDir, rec.Name) != old.BackendPort {
+		// The proxy points at the new instance (or is not known to point at
+		// the old one): point it back at the old one before stopping the new.
+		// This must finish even when apply is interrupted.
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+		err := proxy.Point(bctx, ProxyTargetFile(a.StateDir, rec.Name), proxyStatusFile(a.StateDir, rec.Name), targetLine(old.BackendPort, old.Engine), 10*time.Second)
+		if err == nil {
+			_, _ = proxy.Drain(bctx, proxyStatusFile(a.StateDir, rec.Name), backendAddr(old.BackendPort), 5*time.Second, nil)
+		}
+		cancel()
+		if err != nil {
+			// Stop nothing: the state keeps both instances and the next
+			// apply decides from where the proxy points.
+			return &ServerError{Addr: c.Addr, Phase: phase, Err: fmt.Errorf("%w; pointing the proxy back at the old instance failed too (%v): both instances are left running and recorded", cause, err)}
+		}
+	}
 	if proc != nil {
 		_ = a.Driver.Stop(ctx, proc, a.StopGrace)
 	}

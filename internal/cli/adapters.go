@@ -55,10 +55,12 @@ func (p procDriver) Stop(ctx context.Context, proc *state.Instance, grace time.D
 type observer struct {
 	d      driver.Driver
 	client *http.Client
+	// stateDir holds the proxies' target files (where each proxy points).
+	stateDir string
 }
 
-func newObserver() *observer {
-	return &observer{d: process.New(), client: &http.Client{Timeout: 2 * time.Second}}
+func newObserver(stateDir string) *observer {
+	return &observer{d: process.New(), client: &http.Client{Timeout: 2 * time.Second}, stateDir: stateDir}
 }
 
 func (o *observer) Observe(ctx context.Context, s *state.Server) *plan.Observation {
@@ -100,6 +102,9 @@ func (o *observer) serving(ctx context.Context, s *state.Server, who string, pid
 		}
 	}
 	res := &plan.Observation{Alive: true, GPUPids: pids}
+	if s.Proxy != nil && o.stateDir != "" {
+		res.ProxyPort = apply.ProxyPort(o.stateDir, s.Name)
+	}
 	if s.Status == state.StatusReady {
 		port := s.Port
 		if s.BackendPort != 0 {

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/gpu"
+	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/views"
@@ -188,6 +189,16 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		ProxyCommand: []string{b.self, "proxy"},
 		Parallelism:  o.parallelism,
 		Journal:      journalFor(b, func() *gpu.Snapshot { return p.Snapshot }),
+		MoveJournal: func(from, to string) {
+			if err := journal.Append(journal.Path(b.stateDir), journal.MoveEntry(from, to, time.Now())); err != nil {
+				fmt.Fprintf(m.Err, "Warning: the journal does not record the rename of server.%s: %v\n", from, err)
+			}
+		},
+	}
+	// Host secrets are read now, on this host, and nowhere else.
+	if err := plan.ResolveHostEnv(p, readHostSecret, os.LookupEnv, m.secrets); err != nil {
+		fmt.Fprintf(m.Err, "\nError: %v\n", err)
+		return ExitError
 	}
 	fmt.Fprintln(m.Out)
 	_, err := ap.Apply(ctx, p, st)
@@ -218,18 +229,31 @@ func loadSavedPlan(m *Meta, o *planOptions, path string) (*plan.Plan, *backend, 
 	if !setVars(m, "apply", *o.vars) {
 		return nil, nil, nil, nil, false
 	}
-	p, err := plan.Load(path)
+	b, st, unlock, ok := openLocked(m, "apply", o.lockTimeout)
+	if !ok {
+		return nil, nil, nil, nil, false
+	}
+	// The plan file is verified with this state directory's key before
+	// anything in it is believed (plan/seal.go).
+	key, err := b.states.PlanKey()
+	var p *plan.Plan
+	if err == nil {
+		p, err = plan.Load(path, key)
+	}
 	if err != nil {
+		unlock()
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return nil, nil, nil, nil, false
 	}
 	if p.Review {
+		unlock()
 		fmt.Fprintf(m.Err, "Error: %s is a review plan\n\nIt was made from a recorded GPU inventory, for reading in code review; it cannot be applied. Run roofline plan -out=FILE on the GPU host, without -inventory, and apply that.\n", path)
 		return nil, nil, nil, nil, false
 	}
-	b, st, unlock, ok := openLocked(m, "apply", o.lockTimeout)
-	if !ok {
-		return nil, nil, nil, nil, false
+	for _, c := range p.Changes {
+		if c.After != nil {
+			m.secrets.Add(plan.SensitiveValues(c.After)...)
+		}
 	}
 	fp := ""
 	if p.InventoryFingerprint != "" {
@@ -243,6 +267,12 @@ func loadSavedPlan(m *Meta, o *planOptions, path string) (*plan.Plan, *backend, 
 		p.Snapshot = snap // the journal names the GPUs
 	}
 	if err := plan.CheckFresh(p, st, fp); err != nil {
+		unlock()
+		fmt.Fprintf(m.Err, "Error: Saved plan is stale\n\n%v.\n", err)
+		return nil, nil, nil, nil, false
+	}
+	installs, models := currentInstalls(b)
+	if err := plan.CheckInstalls(p, installs, models); err != nil {
 		unlock()
 		fmt.Fprintf(m.Err, "Error: Saved plan is stale\n\n%v.\n", err)
 		return nil, nil, nil, nil, false
@@ -402,6 +432,15 @@ func (u *applyUI) Progress(addr string, elapsed time.Duration, lastLog string) {
 		line += " " + u.m.colorize("[dim]"+lastLog+"[reset]")
 	}
 	fmt.Fprintln(u.m.Out, line)
+}
+
+// Note prints a step of a rollout ("Gates passed; the proxy ... switched").
+func (u *applyUI) Note(addr, msg string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.clearLive()
+	fmt.Fprintf(u.m.Out, "%s: %s\n", u.m.colorize("[bold]"+addr+"[reset]"), msg)
+	u.drawLive()
 }
 
 func (u *applyUI) End(addr, verb string, elapsed time.Duration, detail string) {

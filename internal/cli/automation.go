@@ -117,7 +117,7 @@ func setupLog(m *Meta, command string) (func(), error) {
 		if err != nil {
 			return nil, fmt.Errorf("ROOFLINE_LOG_PATH: %v", err)
 		}
-		w = f
+		w = m.secrets.Writer(f)
 		closeFn = func() { _ = f.Close() }
 	}
 	h := slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv, ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {

@@ -218,9 +218,10 @@ func (b *backend) refresher(inventoryFlag string, reprobe bool) *plan.Refresher 
 	return &plan.Refresher{
 		Inventory: b.inventory(inventoryFlag),
 		Engines:   prober{self: b.self, cacheDir: filepath.Join(b.stateDir, "probes"), refresh: reprobe},
-		Observer:  newObserver(),
+		Observer:  newObserver(b.stateDir),
 		Ports:     portChecker{},
 		Self:      b.self,
 		Journal:   journal.Path(b.stateDir),
+		StateDir:  b.stateDir,
 	}
 }

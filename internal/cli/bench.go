@@ -43,6 +43,9 @@ Options:
   -url URL              The server's base URL, e.g. http://127.0.0.1:8000.
   -model NAME           The served model name (default: the first listed).
   -engine KIND          vllm or sglang (for the /metrics cross-check).
+  -api-key-file FILE
+                        The server's API key, sent as a bearer token (a named
+                        SERVER uses its api_key or api_key_file by itself).
   -concurrency N        Requests in flight (closed loop). Default 1, or the
                         cap of an open loop.
   -request-rate R       Open loop: Poisson arrivals, R requests per second.
@@ -159,7 +162,7 @@ func runBench(m *Meta, args []string) int {
 			cargs = []string{*compare}
 		}
 		empty := ""
-		tB, rsB, ok = resolveTarget(m, "bench", cargs, gateFlags{url: compareURL, model: &empty, engine: &empty})
+		tB, rsB, ok = resolveTarget(m, "bench", cargs, gateFlags{url: compareURL, model: &empty, engine: &empty, apiKeyFile: &empty})
 		if !ok {
 			return ExitError
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/suggest"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -66,6 +67,17 @@ type Meta struct {
 	// plan, and -json puts every diagnostic in its output.
 	diagSink  *hcl.Diagnostics
 	diagFiles map[string]*hcl.File
+	// asDir: relative paths of the configuration resolve against this
+	// directory (a review plan reads the checkout as the host's copy).
+	asDir string
+
+	// secrets are the plain sensitive values this command has seen (the
+	// configuration's, host secrets read); Out, Err and the log are masked
+	// against them, so no message, error or log line shows one.
+	secrets *secret.Set
+	// plainOut is stdout unmasked, for the one place a secret is printed on
+	// purpose: output -raw/-json NAME, asked by name (as Terraform does).
+	plainOut io.Writer
 }
 
 // Command is one roofline subcommand. Commands register themselves in init()
@@ -104,7 +116,9 @@ const (
 
 // Main runs roofline with args (without the program name) and returns the exit code.
 func Main(args []string, streams Streams) int {
-	m := &Meta{Streams: streams}
+	m := &Meta{Streams: streams, secrets: secret.NewSet()}
+	m.plainOut = streams.Out
+	m.Out, m.Err = m.secrets.Writer(streams.Out), m.secrets.Writer(streams.Err)
 	noColor := os.Getenv("NO_COLOR") != ""
 	m.InAutomation = os.Getenv("ROOFLINE_IN_AUTOMATION") != ""
 	switch strings.ToLower(os.Getenv("ROOFLINE_INPUT")) {

@@ -10,12 +10,14 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 // loadConfig loads the configuration in the current directory (after
 // -chdir) and prints its diagnostics. ok is false when there were errors.
 func loadConfig(m *Meta) (cfg *config.Config, ok bool) {
 	cfg, diags := config.LoadDirInputs(".", m.inputs())
+	m.noteSecrets(cfg)
 	if m.diagSink != nil {
 		*m.diagSink = append(*m.diagSink, diags...)
 		if cfg != nil {
@@ -122,7 +124,7 @@ func setVars(m *Meta, cmd string, vals []string) bool {
 // inputs are the variable inputs of the command: its -var and -var-file
 // flags and the ROOFLINE_VAR_* environment.
 func (m *Meta) inputs() config.Inputs {
-	return config.Inputs{Args: m.VarArgs, Env: os.Environ()}
+	return config.Inputs{Args: m.VarArgs, Env: os.Environ(), AsDir: m.asDir}
 }
 
 // varsUsage is the help text of the variable flags, shared by every command
@@ -138,4 +140,24 @@ const varsUsage = `  -var NAME=VALUE, -var-file=FILE
 func parseConfigFlags(m *Meta, fs *pflag.FlagSet, args []string) bool {
 	vars := varFlags(fs)
 	return parseFlags(m, fs, args) && setVars(m, fs.Name(), *vars)
+}
+
+// noteSecrets adds the configuration's sensitive values to what output is
+// masked against.
+func (m *Meta) noteSecrets(cfg *config.Config) {
+	if cfg != nil && m.secrets != nil {
+		m.secrets.Add(cfg.Secrets().Values()...)
+	}
+}
+
+// maxHostSecret bounds a secret file (a token is a few hundred bytes).
+const maxHostSecret = 64 << 10
+
+// readHostSecret reads an env_from_file secret: a regular file, bounded.
+func readHostSecret(path string) (string, error) {
+	b, err := fsx.ReadFile(path, maxHostSecret)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
 }

@@ -95,10 +95,11 @@ func runDiagnose(m *Meta, args []string) int {
 	return ExitOK
 }
 
-var reServerName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+var reServerName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*(\[([0-9]+|"[^"/\\\x00-\x1f]*")\])?$`)
 
-// validServerName accepts HCL block labels that are identifiers, so a name
-// can never leave the logs directory.
+// validServerName accepts HCL block labels that are identifiers, with an
+// instance key (web["a"], web[0]) that holds no slash, so a name can never
+// leave the logs directory.
 func validServerName(s string) bool { return reServerName.MatchString(s) }
 
 // serverLogPath returns the log apply writes for server name, or prints why

@@ -25,7 +25,7 @@ var _ apply.Gates = gates{}
 func newGates(m *Meta) gates { return gates{m: m} }
 
 func gateTarget(t apply.Target) gate.Target {
-	return gate.Target{BaseURL: t.BaseURL, Model: t.Model, Engine: t.Engine}
+	return gate.Target{BaseURL: t.BaseURL, Model: t.Model, Engine: t.Engine, APIKey: t.APIKey}
 }
 
 func (g gates) WaitReady(ctx context.Context, t apply.Target, timeout time.Duration, exited func() bool, progress func(time.Duration)) error {

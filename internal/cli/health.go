@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/gate"
 	"github.com/roofline/roofline/internal/suggest"
 )
@@ -36,6 +37,9 @@ Options:
   -url URL          The server's base URL, e.g. http://127.0.0.1:8000.
   -model NAME       The served model name (default: the first one listed).
   -engine KIND      vllm or sglang, for the engine-specific checks.
+  -api-key-file FILE
+                    The server's API key, sent as a bearer token (a named
+                    SERVER uses its api_key or api_key_file by itself).
   -json             Print the result as JSON.
 
   Exits 0 when every check passes, 1 otherwise.
@@ -47,13 +51,13 @@ Options:
 // gateFlags are the flags that name a target, shared by health, smoke
 // and bench.
 type gateFlags struct {
-	url, model, engine *string
+	url, model, engine, apiKeyFile *string
 }
 
 func addGateFlags(fs interface {
 	String(name, value, usage string) *string
 }) gateFlags {
-	return gateFlags{url: fs.String("url", "", ""), model: fs.String("model", "", ""), engine: fs.String("engine", "", "")}
+	return gateFlags{url: fs.String("url", "", ""), model: fs.String("model", "", ""), engine: fs.String("engine", "", ""), apiKeyFile: fs.String("api-key-file", "", "")}
 }
 
 // resolvedServer is a configured server and its blocks.
@@ -84,8 +88,17 @@ func resolveTarget(m *Meta, cmd string, args []string, gf gateFlags) (t gate.Tar
 	default:
 		return bad(fmt.Sprintf("-engine %q is not vllm or sglang", *gf.engine))
 	}
+	key := ""
+	if gf.apiKeyFile != nil && *gf.apiKeyFile != "" {
+		k, err := readAPIKey(*gf.apiKeyFile)
+		if err != nil {
+			fmt.Fprintf(m.Err, "Error: -api-key-file: %v\n", err)
+			return t, nil, false
+		}
+		key = k
+	}
 	if *gf.url != "" {
-		t = gate.Target{BaseURL: strings.TrimRight(*gf.url, "/"), Model: *gf.model, Engine: *gf.engine}
+		t = gate.Target{BaseURL: strings.TrimRight(*gf.url, "/"), Model: *gf.model, Engine: *gf.engine, APIKey: key}
 		if err := t.Validate(); err != nil {
 			fmt.Fprintf(m.Err, "Error: %v\n", err)
 			return t, nil, false
@@ -104,6 +117,19 @@ func resolveTarget(m *Meta, cmd string, args []string, gf gateFlags) (t gate.Tar
 	}
 	rs = &resolvedServer{cfg: cfg, server: srv, engine: cfg.Engines[srv.Engine], model: cfg.Models[srv.Model]}
 	t = serverTarget(rs)
+	switch {
+	case key != "":
+		t.APIKey = key
+	case srv.APIKey != "":
+		t.APIKey = srv.APIKey
+	case srv.APIKeyFile != "":
+		k, err := readAPIKey(srv.APIKeyFile)
+		if err != nil {
+			fmt.Fprintf(m.Err, "Error: %s: api_key_file: %v\n", srv.Addr(), err)
+			return t, nil, false
+		}
+		t.APIKey = k
+	}
 	if *gf.model != "" {
 		t.Model = *gf.model
 	}
@@ -212,4 +238,17 @@ func runHealth(m *Meta, args []string) int {
 		return ExitError
 	}
 	return ExitOK
+}
+
+// readAPIKey reads an API key file: the key, surrounding space trimmed.
+func readAPIKey(path string) (string, error) {
+	b, err := fsx.ReadFile(path, 4096)
+	if err != nil {
+		return "", err
+	}
+	k := strings.TrimSpace(string(b))
+	if k == "" {
+		return "", fmt.Errorf("%s is empty", path)
+	}
+	return k, nil
 }

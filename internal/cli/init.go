@@ -2,7 +2,13 @@ package cli
 
 import (
 	"context"
+	"strings"
+
 	"fmt"
+	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/enginelock"
+	"github.com/roofline/roofline/internal/fsx"
 	"os"
 	"path/filepath"
 	"sort"
@@ -21,8 +27,16 @@ func init() {
   an engine is upgraded (plan also re-probes an install whose files changed).
   Reports the GPU inventory it would use. Safe to run any number of times.
 
+  Writes the engine lock file roofline.lock.hcl beside the configuration:
+  per engine, the install's identity and its flag list (with a hash). Commit
+  it: on the GPU host, plan fails when an install changed behind it. init
+  adds engines that are new and fails when a locked one changed; init
+  -upgrade records the installs as they are now and prints each engine's
+  flag diff.
+
 Options:
   -inventory=FILE   GPU snapshot to use instead of NVML.
+  -upgrade          Update the lock file to the installed engines.
 ` + varsUsage,
 		Run: runInit,
 	})
@@ -31,6 +45,7 @@ Options:
 func runInit(m *Meta, args []string) int {
 	fs := newFlags("init")
 	inventory := fs.String("inventory", "", "")
+	upgrade := fs.Bool("upgrade", false, "")
 	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
@@ -50,6 +65,7 @@ func runInit(m *Meta, args []string) int {
 	failed := false
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	probed := map[string]*engine.Installed{}
 	for i, name := range names {
 		wg.Add(1)
 		go func() {
@@ -70,6 +86,9 @@ func runInit(m *Meta, args []string) int {
 				mu.Unlock()
 			default:
 				line = fmt.Sprintf("  - engine.%s: %s, %d flags", name, inst.Name(), len(inst.Flags.Flags))
+				mu.Lock()
+				probed[name] = inst
+				mu.Unlock()
 			}
 			lines[i] = line
 		}()
@@ -78,6 +97,9 @@ func runInit(m *Meta, args []string) int {
 	sort.Strings(lines)
 	for _, l := range lines {
 		fmt.Fprintln(m.Out, l)
+	}
+	if !writeLock(m, cfg, probed, *upgrade) {
+		failed = true
 	}
 	snap, err := b.inventory(*inventory).Snapshot(context.Background())
 	if err != nil {
@@ -91,4 +113,50 @@ func runInit(m *Meta, args []string) int {
 	}
 	fmt.Fprint(m.Out, m.colorize("\n[green][bold]roofline has been successfully initialized![reset]\n\nRun \"roofline plan\" to see what apply would do.\n"))
 	return ExitOK
+}
+
+// writeLock records the probed engines in roofline.lock.hcl: new engines
+// are added, removed ones dropped; a changed one fails unless upgrade,
+// which records it and prints its flag diff.
+func writeLock(m *Meta, cfg *config.Config, probed map[string]*engine.Installed, upgrade bool) bool {
+	lock, diags := enginelock.Read(config.LockFileName)
+	if diags.HasErrors() {
+		printDiags(m, cfg, diags)
+		return false
+	}
+	if lock == nil {
+		lock = &enginelock.Lock{}
+	}
+	ok := true
+	var notes []string
+	for _, name := range cfg.EngineNames() {
+		inst := probed[name]
+		if inst == nil {
+			continue // its probe failed, reported above; the lock keeps it
+		}
+		now := enginelock.Of(cfg.Engines[name], inst)
+		old := lock.Get(name)
+		switch {
+		case old == nil:
+			lock.Set(now)
+			notes = append(notes, fmt.Sprintf("  - engine.%s: locked (%s %s, %d flags)", name, now.Kind, now.Version, len(now.Flags)))
+		case enginelock.Diff(old, now) == "":
+		case upgrade:
+			notes = append(notes, fmt.Sprintf("  - engine.%s: upgraded: %s\n%s", name, enginelock.Diff(old, now), flagDiffText(old.Flags, now.Flags)))
+			lock.Set(now)
+		default:
+			fmt.Fprintf(m.Err, "\nError: engine.%s changed since %s was written: %s. Run roofline init -upgrade to record it, and review the flag diff it prints.\n", name, config.LockFileName, enginelock.Diff(old, now))
+			ok = false
+		}
+	}
+	lock.Keep(cfg.EngineNames())
+	if err := fsx.WriteFile(config.LockFileName, lock.Bytes(), 0o644); err != nil {
+		fmt.Fprintf(m.Err, "Error: writing %s: %v\n", config.LockFileName, err)
+		return false
+	}
+	fmt.Fprintf(m.Out, "\nEngine lock file: %s\n", config.LockFileName)
+	for _, n := range notes {
+		fmt.Fprintln(m.Out, strings.TrimRight(n, "\n"))
+	}
+	return ok
 }

@@ -134,6 +134,13 @@ func TestJSONTwinPlans(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 			t.Fatal(err)
 		}
+		// Where each flag is written (file and line) differs between the
+		// twins by nature; everything else must not.
+		for _, c := range out["resource_changes"].([]any) {
+			if after, ok := c.(map[string]any)["after"].(map[string]any); ok {
+				delete(after, "sources")
+			}
+		}
 		return out
 	}
 	native, err := os.ReadFile("../../examples/single-gpu-vllm/main.hcl")
@@ -153,6 +160,57 @@ func TestJSONTwinPlans(t *testing.T) {
 		}
 		if string(ja) == "null" {
 			t.Errorf("plan -json has no %s", key)
+		}
+	}
+}
+
+func TestOutputCommand(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("../config/testdata/valid/outputs.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "main.hcl"), string(src))
+	code, stdout, stderr := runMain(t, "-chdir="+dir, "output")
+	want := `key_env = "VLLM_API_KEY"
+qwen3_base_url = "http://127.0.0.1:8000/v1"
+routes = {
+  qwen3-8b = ["http://10.0.0.5:8001", "http://10.0.0.5:8002"]
+}
+token = (sensitive value)
+`
+	if code != ExitOK || stdout != want {
+		t.Fatalf("output: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, stdout, _ := runMain(t, "-chdir="+dir, "output", "-raw", "qwen3_base_url"); code != ExitOK || stdout != "http://127.0.0.1:8000/v1" {
+		t.Errorf("-raw: exit %d %q", code, stdout)
+	}
+	if code, stdout, _ := runMain(t, "-chdir="+dir, "output", "-raw", "token", "-var", "token=sk-asked"); code != ExitOK || stdout != "sk-asked" {
+		t.Errorf("-raw of a sensitive output asked by name: exit %d %q", code, stdout)
+	}
+	code, stdout, _ = runMain(t, "-chdir="+dir, "output", "-json")
+	var all map[string]struct {
+		Sensitive bool            `json:"sensitive"`
+		Type      json.RawMessage `json:"type"`
+		Value     json.RawMessage `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &all); err != nil || code != ExitOK || len(all) != 4 || !all["token"].Sensitive ||
+		string(all["qwen3_base_url"].Type) != `"string"` || string(all["qwen3_base_url"].Value) != `"http://127.0.0.1:8000/v1"` {
+		t.Errorf("-json: exit %d %v\n%s", code, err, stdout)
+	}
+	if code, stdout, _ := runMain(t, "-chdir="+dir, "output", "-json", "routes"); code != ExitOK || !strings.Contains(stdout, `"qwen3-8b": [`) {
+		t.Errorf("-json NAME: exit %d\n%s", code, stdout)
+	}
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"output", "route"}, `Did you mean "routes"?`},
+		{[]string{"output", "-raw", "routes"}, "Unsupported value for raw output"},
+		{[]string{"output", "-raw"}, "-raw needs an output NAME"},
+	} {
+		if code, _, stderr := runMain(t, append([]string{"-chdir=" + dir}, tc.args...)...); code != ExitError || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("%v: exit %d\n%s", tc.args, code, stderr)
 		}
 	}
 }

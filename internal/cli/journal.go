@@ -84,6 +84,22 @@ func writeJournalEntry(w io.Writer, e journal.Entry) {
 	if e.Server == "" {
 		who = e.URL
 	}
+	if a := e.Agent; a != nil {
+		if e.Server == "" {
+			who = "host"
+		}
+		fmt.Fprintf(w, "%s  %s  %s: %s\n", e.Time.UTC().Format("2006-01-02 15:04:05 UTC"), e.Kind, who, a.Action)
+		if a.Reason != "" {
+			fmt.Fprintf(w, "  %-7s %s\n", "reason", a.Reason)
+		}
+		if a.Class != "" {
+			fmt.Fprintf(w, "  %-7s %s: %s\n", "cause", a.Class, a.Cause)
+		}
+		if a.PID > 0 {
+			fmt.Fprintf(w, "  %-7s %d\n", "pid", a.PID)
+		}
+		return
+	}
 	fmt.Fprintf(w, "%s  %s  %s\n", e.Time.UTC().Format("2006-01-02 15:04:05 UTC"), e.Kind, who)
 	row := func(label, value string) {
 		if strings.TrimSpace(value) != "" {

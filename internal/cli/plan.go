@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -39,6 +41,8 @@ Options:
   -out=FILE             Save the plan; "roofline apply FILE" applies exactly it
                         and refuses it once the state or the GPUs changed.
   -json                 Print the plan as JSON.
+  -format=markdown      Print the plan for a pull request comment: the risk
+                        line, then one collapsible section per server.
   -detailed-exitcode    Exit 0 with no changes, 1 on errors, 2 with changes.
   -target=server.NAME   Plan only this server (repeatable).
   -replace=server.NAME  Replace this server even if unchanged (repeatable).
@@ -46,6 +50,14 @@ Options:
   -refresh-only         Only report what changed outside roofline.
   -inventory=FILE       GPU snapshot to use instead of NVML.
   -review               Plan for code review (see above).
+  -snapshot=FILE        Plan against a host snapshot (roofline snapshot on the
+                        GPU host): its state, processes, GPUs, engine probes
+                        and model facts. Nothing on this machine is probed.
+                        Implies -review.
+  -snapshot-max-age=DUR Warn when the snapshot is older (default 24h).
+  -fail-on=downtime,destroy
+                        Exit 4 when the plan replaces a server with downtime
+                        (downtime) or destroys one (destroy).
   -refresh-probes       Probe the engines again instead of using the cache.
   -lock-timeout=DUR     How long to wait for the state lock (default 0s).
   -lock=false           Take no state lock (dangerous while an apply runs).
@@ -62,7 +74,8 @@ Options:
   the summary line; errors go to stderr.
 
 Exit codes: 0 success; 1 error; with -detailed-exitcode, 2 when there are
-changes, or drift (a server gone or not healthy, also under -refresh-only).
+changes, or drift (a server gone or not healthy, also under -refresh-only);
+4 when a -fail-on policy is broken (before 2).
 
 Environment: ROOFLINE_CLI_ARGS and ROOFLINE_CLI_ARGS_plan add arguments;
 ROOFLINE_IN_AUTOMATION drops the "run this next" advice; ROOFLINE_LOG
@@ -84,6 +97,10 @@ type planOptions struct {
 	parallelism       int
 	vars              *[]string
 	review            bool
+	snapshot          string
+	format            string
+	snapshotMaxAge    time.Duration
+	failOn            []string
 }
 
 func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
@@ -103,6 +120,10 @@ func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
 		fs.BoolVar(&o.detailed, "detailed-exitcode", false, "")
 		fs.BoolVar(&o.destroy, "destroy", false, "")
 		fs.BoolVar(&o.review, "review", false, "")
+		fs.StringVar(&o.snapshot, "snapshot", "", "")
+		fs.StringVar(&o.format, "format", "human", "")
+		fs.DurationVar(&o.snapshotMaxAge, "snapshot-max-age", 24*time.Hour, "")
+		fs.StringSliceVar(&o.failOn, "fail-on", nil, "")
 	}
 }
 
@@ -114,6 +135,12 @@ func serverNames(m *Meta, cfg *config.Config, st *state.File, addrs []string, fl
 		_, inCfg := cfg.Servers[name]
 		inState := st != nil && st.Server(name) != nil
 		if !inCfg && !inState {
+			// server.web names every instance of a block with for_each or
+			// count, as in Terraform.
+			if insts := instancesOf(cfg, st, name); len(insts) > 0 {
+				out = append(out, insts...)
+				continue
+			}
 			var known []string
 			for n := range cfg.Servers {
 				known = append(known, "server."+n)
@@ -126,11 +153,39 @@ func serverNames(m *Meta, cfg *config.Config, st *state.File, addrs []string, fl
 	return out, true
 }
 
+// instancesOf returns the instance names (web["a"], web[0]) of block name
+// in the configuration and the state, sorted.
+func instancesOf(cfg *config.Config, st *state.File, block string) []string {
+	seen := map[string]bool{}
+	for n, s := range cfg.Servers {
+		if s.Block == block && s.Key != "" {
+			seen[n] = true
+		}
+	}
+	if st != nil {
+		for n := range st.Servers {
+			if strings.HasPrefix(n, block+"[") {
+				seen[n] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // makePlan loads everything and plans. It prints diagnostics-free errors
 // itself; ok is false when no plan could be made.
 func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Plan, *backend, *state.File, func(), bool) {
 	if !setVars(m, lockOp, *o.vars) {
 		return nil, nil, nil, nil, false
+	}
+	if o.snapshot != "" {
+		p, st, ok := makeSnapshotPlan(m, o, mode)
+		return p, nil, st, func() {}, ok
 	}
 	b, st, unlock, ok := openLocked(m, lockOp, o.lockTimeout)
 	if !ok {
@@ -153,7 +208,15 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 	in := b.refresher(o.inventory, o.refresh).Refresh(context.Background(), cfg, st)
 	in.Mode, in.Targets, in.Replace = mode, targets, replaces
 	in.Review = o.review
+	if !o.review {
+		in.ReadHostFile, in.Getenv = readHostSecret, os.LookupEnv
+	}
 	p := plan.Make(in)
+	m.secrets.Add(p.Secrets.Values()...)
+	if !o.review {
+		// A review plan may stand in built-in flag lists for the installs.
+		p.Diagnostics = append(p.Diagnostics, lockDiags(cfg, in.Engines)...)
+	}
 	if m.diagSink != nil {
 		// Load-time warnings belong to the plan: after it for people, in
 		// it for machines.
@@ -173,6 +236,23 @@ func runPlan(m *Meta, args []string) int {
 	if fs.NArg() > 0 {
 		return usageError(m, "plan", fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	}
+	for _, f := range o.failOn {
+		if f != "downtime" && f != "destroy" {
+			return usageError(m, "plan", fmt.Sprintf("-fail-on=%s: the policies are downtime and destroy", f))
+		}
+	}
+	switch {
+	case o.format != "human" && o.format != "markdown":
+		return usageError(m, "plan", fmt.Sprintf("-format=%s: the formats are human and markdown (-json for JSON)", o.format))
+	case o.format == "markdown" && o.json:
+		return usageError(m, "plan", "-format=markdown and -json exclude each other")
+	}
+	if o.snapshot != "" && o.out != "" {
+		return usageError(m, "plan", "-out with -snapshot: a review plan cannot be applied, and saving one needs the host's state directory; keep its output instead (-format=markdown, -json)")
+	}
+	if o.snapshot != "" && o.inventory != "" {
+		return usageError(m, "plan", "-snapshot and -inventory exclude each other: the snapshot holds the host's GPUs")
+	}
 	mode := plan.ModeNormal
 	switch {
 	case o.destroy && o.refreshOnly:
@@ -184,7 +264,7 @@ func runPlan(m *Meta, args []string) int {
 	}
 	var loadDiags hcl.Diagnostics
 	m.diagSink = &loadDiags
-	p, _, _, unlock, ok := makePlan(m, &o, mode, "plan")
+	p, b, _, unlock, ok := makePlan(m, &o, mode, "plan")
 	m.diagSink = nil
 	if !ok {
 		// The configuration did not load (or the state is locked): its
@@ -198,9 +278,14 @@ func runPlan(m *Meta, args []string) int {
 	}
 	defer unlock()
 	j := p.ToJSON()
-	if o.json {
+	switch {
+	case o.json:
 		_ = plan.WriteJSON(m.Out, j)
-	} else {
+	case o.format == "markdown":
+		views.PlanMarkdown(m.Out, j)
+		errs, _ := views.Split(p.Diagnostics)
+		views.WriteDiagnostics(m.Err, p.Files, errs, m.Color)
+	default:
 		errs, warns := views.Split(p.Diagnostics)
 		views.WriteDiagnostics(m.Err, p.Files, errs, m.Color)
 		if !p.HasErrors() {
@@ -209,7 +294,7 @@ func runPlan(m *Meta, args []string) int {
 		views.WriteWarnings(m.Out, p.Files, warns, m.CompactWarnings, m.Color)
 	}
 	if p.HasErrors() {
-		if !o.json {
+		if !o.json && o.format != "markdown" {
 			if m.InAutomation {
 				fmt.Fprintln(m.Err, "\nThe plan has errors. Nothing was changed.")
 			} else {
@@ -219,18 +304,25 @@ func runPlan(m *Meta, args []string) int {
 		return ExitError
 	}
 	if o.out != "" {
-		if err := plan.Save(o.out, p); err != nil {
+		key, err := b.states.PlanKey()
+		if err == nil {
+			err = plan.Save(o.out, p, key)
+		}
+		if err != nil {
 			fmt.Fprintf(m.Err, "Error: saving the plan: %v\n", err)
 			return ExitError
 		}
-		if !o.json {
+		if !o.json && o.format != "markdown" {
 			fmt.Fprintf(m.Out, "\nSaved the plan to: %s\n", o.out)
 			if !m.InAutomation && !p.Review {
 				fmt.Fprintf(m.Out, "\nTo perform exactly these actions, run:\n    roofline apply %s\n", o.out)
 			}
 		}
-	} else if !o.json && p.HasChanges() && !m.InAutomation && !p.Review {
+	} else if !o.json && o.format != "markdown" && p.HasChanges() && !m.InAutomation && !p.Review {
 		fmt.Fprintln(m.Out, "\nNote: you didn't use the -out option to save this plan, so roofline can't guarantee to take exactly these actions if you run \"roofline apply\" now.")
+	}
+	if code, failed := failOnPolicy(m, o.failOn, p); failed {
+		return code
 	}
 	if o.detailed && (p.HasChanges() || len(p.Drift) > 0) {
 		// Drift is a change: a scheduled drift check reads this code.
@@ -250,3 +342,11 @@ func printDiagsSplit(m *Meta, files map[string]*hcl.File, diags hcl.Diagnostics)
 type portChecker struct{}
 
 func (portChecker) Holder(host string, port int) (bool, string) { return portcheck.Holder(host, port) }
+
+func (portChecker) Listeners(port int) []plan.Listener {
+	var out []plan.Listener
+	for _, l := range portcheck.Listeners(port) {
+		out = append(out, plan.Listener{Addr: l.Addr, PID: l.PID, Who: l.Who()})
+	}
+	return out
+}

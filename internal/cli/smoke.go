@@ -31,6 +31,9 @@ Options:
   -url URL          The server's base URL, e.g. http://127.0.0.1:8000.
   -model NAME       The served model name.
   -engine KIND      vllm or sglang, for engine-specific advice.
+  -api-key-file FILE
+                    The server's API key, sent as a bearer token (a named
+                    SERVER uses its api_key or api_key_file by itself).
   -reasoning        Expect a reasoning parser.
   -timeout D        Time limit of each step (default 2m).
   -json             Print the result as JSON.

@@ -83,6 +83,7 @@ const stateUsage = `Usage: roofline state <subcommand> [options] [args]
 Subcommands:
   list    List the servers in the state
   show    Show one server in the state
+  mv      Rename a server without restarting it
   rm      Forget a server without stopping it
 
 Related: "roofline force-unlock ID" releases a stuck state lock.
@@ -91,7 +92,7 @@ Related: "roofline force-unlock ID" releases a stuck state lock.
 func runState(m *Meta, args []string) int {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		fmt.Fprintf(m.Err, "Error: unknown command \"state %s\".%s\n\n", args[0],
-			suggest.DidYouMean(args[0], []string{"list", "show", "rm"}))
+			suggest.DidYouMean(args[0], []string{"list", "show", "mv", "rm"}))
 	}
 	fmt.Fprint(m.Err, stateUsage)
 	return ExitError

@@ -15,6 +15,7 @@ import (
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
@@ -57,7 +58,8 @@ Options:
   -out=FILE), prints the plan as plan did.
 
 Options:
-  -json   Print JSON.
+  -json             Print JSON.
+  -format=markdown  Print a plan file for a pull request comment.
 ` + varsUsage,
 		Run: runShow,
 	})
@@ -81,7 +83,10 @@ type statusRow struct {
 	UptimeSec   float64          `json:"uptime_seconds,omitempty"`
 	Measured    *state.Footprint `json:"measured,omitempty"`
 	Predicted   *state.Footprint `json:"predicted,omitempty"`
-	GatePassed  *bool            `json:"gate_passed,omitempty"`
+	// Prediction is how plan predicted this start's memory: "measured",
+	// "estimated" or "uncalibrated" (from the state directory's calibrations).
+	Prediction string `json:"prediction,omitempty"`
+	GatePassed *bool  `json:"gate_passed,omitempty"`
 	// GPUMemoryBytes is what the server's processes hold on its GPUs, as
 	// NVML reports it (0 when the inventory lists none of them).
 	GPUMemoryBytes uint64 `json:"gpu_memory_bytes"`
@@ -98,7 +103,7 @@ func runStatus(m *Meta, args []string) int {
 	if !ok {
 		return ExitError
 	}
-	obs := newObserver()
+	obs := newObserver(b.stateDir)
 	// GPU memory held by each server's processes, where NVML (or the
 	// configured inventory) lists them; a failed snapshot only costs the
 	// column.
@@ -106,6 +111,7 @@ func runStatus(m *Meta, args []string) int {
 	if sn, err := b.inventory("").Snapshot(context.Background()); err == nil {
 		snap = sn
 	}
+	cals, _ := state.ReadCalibrations(b.stateDir) // unreadable: no prediction column
 	rows := []statusRow{}
 	for _, name := range st.Names() {
 		s := st.Servers[name]
@@ -114,6 +120,9 @@ func runStatus(m *Meta, args []string) int {
 			Model: s.Model.Path, ServedName: s.Model.ServedName, Port: s.Port, BackendPort: s.BackendPort, GPUs: s.GPUs,
 			PID: s.PID, Status: s.Status, Running: o.Alive, Healthy: o.Healthy, Detail: o.Detail,
 			Measured: s.Footprint, Predicted: s.Predicted, LogPath: s.LogPath}
+		if c := cals.Latest(name); c != nil && (c.LaunchID == "" || c.LaunchID == s.LaunchID) {
+			r.Prediction = c.PredictedAs
+		}
 		if o.Alive && !s.ReadyAt.IsZero() {
 			r.UptimeSec = time.Since(s.ReadyAt).Seconds()
 		}
@@ -190,6 +199,9 @@ func renderStatus(m *Meta, w io.Writer, rows []statusRow) {
 				pt = fmt.Sprint(r.Predicted.KVTokens)
 			}
 			kv = mt + " / " + pt
+			if r.Prediction != "" {
+				kv += " (" + r.Prediction + ")"
+			}
 		}
 		uptime := "-"
 		if r.UptimeSec > 0 {
@@ -292,21 +304,36 @@ func stateServer(m *Meta, cfg *config.Config, name string) *state.Server {
 func runShow(m *Meta, args []string) int {
 	fs := newFlags("show")
 	jsonOut := fs.Bool("json", false, "")
+	format := fs.String("format", "human", "")
 	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() > 1 {
 		return usageError(m, "show", "give at most one plan file")
 	}
+	if *format != "human" && (*format != "markdown" || fs.NArg() == 0) {
+		return usageError(m, "show", "-format=markdown shows a plan file: roofline show -format=markdown PLANFILE")
+	}
 	if fs.NArg() == 1 {
-		p, err := plan.Load(fs.Arg(0))
+		var p *plan.Plan
+		b, ok := openBackend(m)
+		if !ok {
+			return ExitError
+		}
+		key, err := b.states.PlanKey()
+		if err == nil {
+			p, err = plan.Load(fs.Arg(0), key)
+		}
 		if err != nil {
 			fmt.Fprintf(m.Err, "Error: %v\n", err)
 			return ExitError
 		}
-		if *jsonOut {
+		switch {
+		case *jsonOut:
 			_ = plan.WriteJSON(m.Out, p.ToJSON())
-		} else {
+		case *format == "markdown":
+			views.PlanMarkdown(m.Out, p.ToJSON())
+		default:
 			plan.RenderHuman(m.Out, p.ToJSON(), m.colorize)
 		}
 		return ExitOK

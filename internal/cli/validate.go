@@ -49,6 +49,7 @@ func runValidate(m *Meta, args []string) int {
 	in := m.inputs()
 	in.Partial = true
 	cfg, diags := config.LoadDirInputs(".", in)
+	m.noteSecrets(cfg)
 	if *jsonOut {
 		b, _ := json.MarshalIndent(validateJSON(cfg, diags), "", "  ")
 		fmt.Fprintln(m.Out, string(b))

@@ -87,6 +87,9 @@ type vramJSON struct {
 	Model    string   `json:"model"`
 	GPU      vramGPUs `json:"gpu"`
 	Problems []string `json:"model_problems,omitempty"`
+	// Prediction is always "uncalibrated" here: vram has no engine install
+	// whose measured starts it could use (plan does: docs/vram.md).
+	Prediction string `json:"prediction"`
 	*vram.Result
 }
 
@@ -184,7 +187,7 @@ func runVRAM(m *Meta, args []string) int {
 		code = ExitError
 	}
 	if a.jsonOut {
-		b, err := json.MarshalIndent(vramJSON{Model: spec.Name, GPU: gpus, Problems: problems, Result: res}, "", "  ")
+		b, err := json.MarshalIndent(vramJSON{Model: spec.Name, GPU: gpus, Problems: problems, Prediction: "uncalibrated", Result: res}, "", "  ")
 		if err != nil {
 			fmt.Fprintf(m.Err, "Error: %v\n", err)
 			return ExitError
@@ -310,6 +313,7 @@ func writeVRAM(w io.Writer, spec *vram.ModelSpec, g *vramGPUs, r *vram.Result) {
 	}
 	fmt.Fprintf(w, "Model   %s: %d layers (%s), %s GiB of weights\n", spec.Name, len(spec.Layers), strings.Join(kl, ", "), gib(total))
 	fmt.Fprintf(w, "Engine  %s %s, TP %d x PP %d on %s, %s GiB each (%s)\n", r.Mode, r.EngineVersion, r.TP, r.PP, name, gib(r.GPUMemoryBytes), g.source)
+	fmt.Fprintln(w, "        prediction: uncalibrated (roofline's formula; plan uses the engine's own figures once a server of it has started)")
 	util := "gpu_memory_utilization"
 	if r.Engine == vram.SGLang {
 		util = "mem_fraction_static"

@@ -19,7 +19,10 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 // markerRE finds "# ERROR: summary" / "# WARNING: summary" on a fixture
 // line, or in JSON fixtures a comment property "//": "ERROR: summary".
-var markerRE = regexp.MustCompile(`(?:#|"//":\s*")\s*(ERROR|WARNING):\s*(.+?)\s*"?,?\s*$`)
+var (
+	markerRE     = regexp.MustCompile(`#\s*(ERROR|WARNING):\s*(.+?)\s*$`)
+	jsonMarkerRE = regexp.MustCompile(`"//":\s*"(ERROR|WARNING):\s*(.+?)\s*",?\s*$`)
+)
 
 type want struct {
 	line     int
@@ -43,7 +46,11 @@ func loadFixture(t *testing.T, path string) (*Config, hcl.Diagnostics, []byte) {
 func markers(src []byte) []want {
 	var out []want
 	for i, line := range strings.Split(string(src), "\n") {
-		if m := markerRE.FindStringSubmatch(line); m != nil {
+		m := markerRE.FindStringSubmatch(line)
+		if m == nil {
+			m = jsonMarkerRE.FindStringSubmatch(line)
+		}
+		if m != nil {
 			out = append(out, want{i + 1, m[1], m[2]})
 		}
 	}

@@ -23,11 +23,13 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "cluster", LabelNames: []string{"name"}},
 		{Type: "variable", LabelNames: []string{"name"}},
 		{Type: "locals"},
+		{Type: "output", LabelNames: []string{"name"}},
+		{Type: "moved"},
 	},
 }
 
 var rooflineSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "state_dir"}, {Name: "inventory"}},
+	Attributes: []hcl.AttributeSchema{{Name: "state_dir"}, {Name: "inventory"}, {Name: "backend_ports"}, {Name: "required_version"}},
 }
 
 var engineSchema = &hcl.BodySchema{
@@ -77,6 +79,10 @@ var serverSchema = &hcl.BodySchema{
 		{Name: "speculative_config"},
 		{Name: "extra_args"},
 		{Name: "env"},
+		{Name: "api_key"},
+		{Name: "api_key_file"},
+		{Name: "env_from_file"},
+		{Name: "env_from_host"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "gate"}, {Type: "lifecycle"}},
 }
@@ -103,7 +109,8 @@ var benchSchema = &hcl.BodySchema{
 }
 
 var lifecycleSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "create_before_destroy"}},
+	Attributes: append([]hcl.AttributeSchema{{Name: "create_before_destroy"}, {Name: "drain_timeout"}}, lifecycleExtraSchema...),
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "precondition"}},
 }
 
 // decoder accumulates diagnostics while decoding blocks into cfg.
@@ -128,46 +135,115 @@ func (d *decoder) decodeBlocks(blocks []*hcl.Block) {
 	if d.seen == nil {
 		d.seen = map[string]hcl.Range{}
 	}
+	var servers, outputs, moved []*hcl.Block
+	engines, models := map[string][]refEntry{}, map[string][]refEntry{}
+	reps := map[string]repetition{}
+	// Engines and models first: servers refer to them, by expressions that
+	// see their instances.
 	for _, blk := range blocks {
-		if blk.Type == "variable" || blk.Type == "locals" {
-			continue // decoded by scope
-		}
-		addr := blk.Type
-		if len(blk.Labels) > 0 {
-			addr += "." + blk.Labels[0]
-			if !validName(blk.Labels[0]) {
-				d.errorf(blk.LabelRanges[0], "Invalid block name",
-					"The name %q of %s block must start with a letter or underscore and contain only letters, digits, underscores and dashes.", blk.Labels[0], blk.Type)
-				continue
-			}
-		}
-		if prev, dup := d.seen[addr]; dup {
-			what := fmt.Sprintf("%s %q", blk.Type, blk.Labels)
-			if len(blk.Labels) > 0 {
-				what = fmt.Sprintf("%s %q", blk.Type, blk.Labels[0])
-			}
-			d.errorf(blk.DefRange, "Duplicate "+blk.Type+" block",
-				"A %s block was already declared at %s. Each %s needs a unique name; rename or remove one of them.", what, prev, blk.Type)
+		if !d.declare(blk) {
 			continue
 		}
-		d.seen[addr] = blk.DefRange
 		switch blk.Type {
 		case "roofline":
 			d.cfg.Roofline = d.decodeRoofline(blk)
 		case "engine":
-			e := d.decodeEngine(blk)
-			d.cfg.Engines[e.Name] = e
+			insts, rep := d.expand(blk, d.ctx)
+			reps["engine."+blk.Labels[0]] = rep
+			engines[blk.Labels[0]] = []refEntry{}
+			for _, in := range insts {
+				e := d.decodeEngine(blk, in)
+				d.cfg.Engines[e.Name] = e
+				engines[blk.Labels[0]] = append(engines[blk.Labels[0]], refEntry{eachKey(in.key), cty.ObjectVal(map[string]cty.Value{
+					"address": addressAttr("engine", e.Name), "name": cty.StringVal(e.Name),
+					"kind": cty.StringVal(e.Kind), "version": cty.StringVal(e.Version),
+				})})
+			}
 		case "model":
-			m := d.decodeModel(blk)
-			d.cfg.Models[m.Name] = m
-		case "server":
-			s := d.decodeServer(blk)
-			d.cfg.Servers[s.Name] = s
+			insts, rep := d.expand(blk, d.ctx)
+			reps["model."+blk.Labels[0]] = rep
+			models[blk.Labels[0]] = []refEntry{}
+			for _, in := range insts {
+				m := d.decodeModel(blk, in)
+				d.cfg.Models[m.Name] = m
+				models[blk.Labels[0]] = append(models[blk.Labels[0]], refEntry{eachKey(in.key), cty.ObjectVal(map[string]cty.Value{
+					"address": addressAttr("model", m.Name), "name": cty.StringVal(m.Name),
+					"path": cty.StringVal(m.Path), "served_name": cty.StringVal(m.ServedName),
+				})})
+			}
 		case "cluster":
 			c := d.decodeCluster(blk)
 			d.cfg.Clusters[c.Name] = c
+		case "server":
+			servers = append(servers, blk)
+		case "output":
+			outputs = append(outputs, blk)
+		case "moved":
+			moved = append(moved, blk)
 		}
 	}
+	refCtx := d.ctx.NewChild()
+	refCtx.Variables = map[string]cty.Value{
+		"engine": refObjects("engine", engines, prefixed(reps, "engine.")),
+		"model":  refObjects("model", models, prefixed(reps, "model.")),
+	}
+	saved := d.ctx
+	d.ctx = refCtx
+	serverRefs, serverReps := map[string][]refEntry{}, map[string]repetition{}
+	for _, blk := range servers {
+		insts, rep := d.expand(blk, refCtx)
+		serverReps[blk.Labels[0]] = rep
+		serverRefs[blk.Labels[0]] = []refEntry{}
+		for _, in := range insts {
+			s := d.decodeServer(blk, in)
+			d.cfg.Servers[s.Name] = s
+			serverRefs[blk.Labels[0]] = append(serverRefs[blk.Labels[0]], d.serverRef(s))
+		}
+	}
+	d.decodeOutputs(outputs, serverRefs, serverReps)
+	d.decodeMoved(moved)
+	d.ctx = saved
+}
+
+func prefixed(reps map[string]repetition, prefix string) map[string]repetition {
+	out := map[string]repetition{}
+	for k, v := range reps {
+		if len(k) > len(prefix) && k[:len(prefix)] == prefix {
+			out[k[len(prefix):]] = v
+		}
+	}
+	return out
+}
+
+// declare checks a block's name and that it is declared once; false means
+// the block is skipped (the diagnostic is recorded).
+func (d *decoder) declare(blk *hcl.Block) bool {
+	switch blk.Type {
+	case "variable", "locals":
+		return false // decoded by scope
+	case "moved", "import":
+		return true // any number, no name
+	}
+	addr := blk.Type
+	if len(blk.Labels) > 0 {
+		addr += "." + blk.Labels[0]
+		if !validName(blk.Labels[0]) {
+			d.errorf(blk.LabelRanges[0], "Invalid block name",
+				"The name %q of %s block must start with a letter or underscore and contain only letters, digits, underscores and dashes.", blk.Labels[0], blk.Type)
+			return false
+		}
+	}
+	if prev, dup := d.seen[addr]; dup {
+		what := fmt.Sprintf("%s %q", blk.Type, blk.Labels)
+		if len(blk.Labels) > 0 {
+			what = fmt.Sprintf("%s %q", blk.Type, blk.Labels[0])
+		}
+		d.errorf(blk.DefRange, "Duplicate "+blk.Type+" block",
+			"A %s block was already declared at %s. Each %s needs a unique name; rename or remove one of them.", what, prev, blk.Type)
+		return false
+	}
+	d.seen[addr] = blk.DefRange
+	return true
 }
 
 func validName(s string) bool {
@@ -190,17 +266,46 @@ func (d *decoder) decodeRoofline(blk *hcl.Block) *Roofline {
 	content, ds := blk.Body.Content(rooflineSchema)
 	d.add(ds)
 	a := attrs{d: d, m: content.Attributes, ranges: r.Ranges, sens: r.Sensitive, unknown: r.Unknown}
+	d.checkRequiredVersion(r, a)
 	r.StateDir = a.str("state_dir")
 	r.Inventory = a.str("inventory")
 	if r.Inventory != "" && !filepath.IsAbs(r.Inventory) {
 		r.Inventory = filepath.Join(d.cfg.Dir, r.Inventory)
 	}
+	if v := a.str("backend_ports"); v != "" {
+		lo, hi, err := ParsePortRange(v)
+		if err != nil {
+			d.errorf(r.Ranges["backend_ports"], "Invalid backend_ports", "%v. Write a range of ports such as \"20000-29999\": the engines behind roofline's proxies listen on 127.0.0.1 on ports from it.", err)
+		} else {
+			r.BackendPorts = [2]int{lo, hi}
+		}
+	}
 	return r
 }
 
-func (d *decoder) decodeEngine(blk *hcl.Block) *Engine {
-	e := &Engine{Name: blk.Labels[0], DeclRange: blk.DefRange, Ranges: Ranges{}, Sensitive: Sensitive{}, Unknown: map[string]bool{}}
-	content, ds := blk.Body.Content(engineSchema)
+// ParsePortRange reads "LO-HI" (1024 ≤ LO ≤ HI ≤ 65535).
+func ParsePortRange(v string) (lo, hi int, err error) {
+	a, b, ok := strings.Cut(strings.TrimSpace(v), "-")
+	if !ok {
+		return 0, 0, fmt.Errorf("%q is not a range LO-HI", v)
+	}
+	lo, err1 := strconv.Atoi(strings.TrimSpace(a))
+	hi, err2 := strconv.Atoi(strings.TrimSpace(b))
+	switch {
+	case err1 != nil || err2 != nil:
+		return 0, 0, fmt.Errorf("%q is not a range of port numbers LO-HI", v)
+	case lo < 1024 || hi > 65535:
+		return 0, 0, fmt.Errorf("%q reaches outside 1024-65535", v)
+	case lo > hi:
+		return 0, 0, fmt.Errorf("%q starts above its end", v)
+	}
+	return lo, hi, nil
+}
+
+func (d *decoder) decodeEngine(blk *hcl.Block, in instance) *Engine {
+	defer d.within(in.ctx)()
+	e := &Engine{Name: in.name, Block: blk.Labels[0], Key: in.key, DeclRange: blk.DefRange, Ranges: Ranges{}, Sensitive: Sensitive{}, Unknown: map[string]bool{}}
+	content, ds := in.body.Content(engineSchema)
 	d.add(ds)
 	a := attrs{d: d, m: content.Attributes, ranges: e.Ranges, sens: e.Sensitive, unknown: e.Unknown}
 	e.Kind = a.str("kind")
@@ -212,15 +317,18 @@ func (d *decoder) decodeEngine(blk *hcl.Block) *Engine {
 	return e
 }
 
-func (d *decoder) decodeModel(blk *hcl.Block) *Model {
-	m := &Model{Name: blk.Labels[0], DeclRange: blk.DefRange, Ranges: Ranges{}, Sensitive: Sensitive{}, Unknown: map[string]bool{}}
-	content, ds := blk.Body.Content(modelSchema)
+func (d *decoder) decodeModel(blk *hcl.Block, in instance) *Model {
+	defer d.within(in.ctx)()
+	m := &Model{Name: in.name, Block: blk.Labels[0], Key: in.key, DeclRange: blk.DefRange, Ranges: Ranges{}, Sensitive: Sensitive{}, Unknown: map[string]bool{}}
+	content, ds := in.body.Content(modelSchema)
 	d.add(ds)
 	a := attrs{d: d, m: content.Attributes, ranges: m.Ranges, sens: m.Sensitive, unknown: m.Unknown}
 	m.Path = d.absPath(a.str("path"))
 	m.ServedName = a.str("served_name")
-	if m.ServedName == "" {
-		m.ServedName = m.Name
+	if m.ServedName == "" && !m.Unknown["served_name"] {
+		// The block name: instances of one block share it unless they set
+		// their own (served_name = each.key, say).
+		m.ServedName = blk.Labels[0]
 	}
 	m.Checksums = d.absPath(a.str("checksums"))
 	return m
@@ -233,9 +341,10 @@ func (d *decoder) absPath(p string) string {
 	return filepath.Join(d.cfg.Dir, p)
 }
 
-func (d *decoder) decodeServer(blk *hcl.Block) *Server {
-	s := &Server{Name: blk.Labels[0], DeclRange: blk.DefRange, Ranges: Ranges{}, Sensitive: Sensitive{}, Unknown: map[string]bool{}, TensorParallel: 1, PipelineParallel: 1}
-	content, ds := blk.Body.Content(serverSchema)
+func (d *decoder) decodeServer(blk *hcl.Block, in instance) *Server {
+	defer d.within(in.ctx)()
+	s := &Server{Name: in.name, Block: blk.Labels[0], Key: in.key, DeclRange: blk.DefRange, Ranges: Ranges{}, Sensitive: Sensitive{}, Unknown: map[string]bool{}, TensorParallel: 1, PipelineParallel: 1}
+	content, ds := in.body.Content(serverSchema)
 	d.add(ds)
 	a := attrs{d: d, m: content.Attributes, ranges: s.Ranges, sens: s.Sensitive, unknown: s.Unknown}
 	s.Engine = a.ref("engine", "engine")
@@ -269,6 +378,19 @@ func (d *decoder) decodeServer(blk *hcl.Block) *Server {
 	s.SpeculativeConfig = a.jsonish("speculative_config")
 	s.ExtraArgs = a.strList("extra_args")
 	s.Env = a.strMap("env")
+	s.APIKey = a.str("api_key")
+	s.APIKeyFile = a.str("api_key_file")
+	if s.APIKeyFile != "" && !filepath.IsAbs(s.APIKeyFile) {
+		s.APIKeyFile = filepath.Join(d.cfg.Dir, s.APIKeyFile)
+	}
+	if a.has("api_key") && a.has("api_key_file") {
+		d.errorf(s.Ranges["api_key_file"], "Two API keys", "Server %q sets both api_key and api_key_file; keep one.", s.Name)
+	}
+	if a.has("api_key") && s.APIKey == "" && !s.Unknown["api_key"] {
+		d.errorf(s.Ranges["api_key"], "Empty API key", "Server %q has an empty api_key; an empty key would let every request in. Give a key, or remove the attribute.", s.Name)
+	}
+	s.EnvFromFile = a.strMap("env_from_file")
+	s.EnvFromHost = a.strList("env_from_host")
 
 	s.Gate = &Gate{HealthTimeout: DefaultHealthTimeout, DeclRange: blk.DefRange, Ranges: Ranges{}}
 	var gateSeen, lifecycleSeen *hcl.Range
@@ -276,7 +398,7 @@ func (d *decoder) decodeServer(blk *hcl.Block) *Server {
 		switch b.Type {
 		case "gate":
 			if gateSeen != nil {
-				d.errorf(b.DefRange, "Duplicate gate block", "Server %q already has a gate block at %s; merge them into one.", s.Name, *gateSeen)
+				d.errorf(b.DefRange, "Duplicate gate block", "%s already has a gate block at %s; merge them into one.", s.Addr(), *gateSeen)
 				continue
 			}
 			r := b.DefRange
@@ -284,7 +406,7 @@ func (d *decoder) decodeServer(blk *hcl.Block) *Server {
 			s.Gate = d.decodeGate(b)
 		case "lifecycle":
 			if lifecycleSeen != nil {
-				d.errorf(b.DefRange, "Duplicate lifecycle block", "Server %q already has a lifecycle block at %s; merge them into one.", s.Name, *lifecycleSeen)
+				d.errorf(b.DefRange, "Duplicate lifecycle block", "%s already has a lifecycle block at %s; merge them into one.", s.Addr(), *lifecycleSeen)
 				continue
 			}
 			r := b.DefRange
@@ -292,7 +414,14 @@ func (d *decoder) decodeServer(blk *hcl.Block) *Server {
 			lc, ds := b.Body.Content(lifecycleSchema)
 			d.add(ds)
 			la := attrs{d: d, m: lc.Attributes, ranges: Ranges{}}
-			s.Lifecycle = Lifecycle{CreateBeforeDestroy: la.boolean("create_before_destroy"), DeclRange: b.DefRange}
+			s.Lifecycle = Lifecycle{CreateBeforeDestroy: la.boolean("create_before_destroy"), DrainTimeout: DefaultDrainTimeout, DeclRange: b.DefRange, Ranges: la.ranges}
+			if dt, ok := la.duration("drain_timeout"); ok {
+				s.Lifecycle.DrainTimeout = dt
+				if dt <= 0 {
+					d.errorf(la.ranges["drain_timeout"], "Invalid drain_timeout", "drain_timeout must be a positive duration: how long a rollout waits for the old instance's requests before it stops it and cuts them.")
+				}
+			}
+			d.decodeLifecycleExtras(s, la, lc.Blocks)
 		}
 	}
 	return s
@@ -362,6 +491,14 @@ func (d *decoder) decodeBench(blk *hcl.Block) *Bench {
 	}
 	b.MaxFailedRequests = a.integer("max_failed_requests")
 	return b
+}
+
+// within makes ctx the context of expressions until the returned function
+// is called.
+func (d *decoder) within(ctx *hcl.EvalContext) func() {
+	saved := d.ctx
+	d.ctx = ctx
+	return func() { d.ctx = saved }
 }
 
 // attrs decodes the attributes of one block, recording each value's range,
@@ -572,7 +709,9 @@ func (a attrs) eval(name string, attr *hcl.Attribute) (cty.Value, bool) {
 	if ds.HasErrors() {
 		return cty.NilVal, false
 	}
+	a.d.noteSecrets(name, v, nil)
 	v, pvm := v.UnmarkDeepWithPaths()
+	a.d.noteSecrets("", v, pvm)
 	for _, pm := range pvm {
 		if _, ok := pm.Marks[SensitiveMark]; ok && a.sens != nil {
 			a.sens[name+pathString(pm.Path)] = true
@@ -616,23 +755,87 @@ func (a attrs) jsonish(name string) string {
 	return string(b)
 }
 
-// ref decodes a reference such as engine.vllm_016 and returns the name.
+// ref decodes a reference such as engine.vllm_016, or engine.e["a"] /
+// engine.e[each.key] to an instance, and returns the instance name.
 func (a attrs) ref(name, kind string) string {
 	attr, ok := a.m[name]
 	if !ok {
 		return ""
 	}
-	trav, ds := hcl.AbsTraversalForExpr(attr.Expr)
-	if ds.HasErrors() || len(trav) != 2 || trav.RootName() != kind {
+	bad := func() string {
 		a.d.errorf(attr.Expr.Range(), "Invalid reference",
-			"The value of %s must be a reference to a %s block, such as %s.NAME (without quotes).", name, kind, kind)
+			"The value of %s must be a reference to a %s block, such as %s.NAME (without quotes), or %s.NAME[KEY] for one of a repeated block's instances.", name, kind, kind, kind)
 		return ""
 	}
-	step, ok := trav[1].(hcl.TraverseAttr)
-	if !ok {
-		a.d.errorf(attr.Expr.Range(), "Invalid reference", "Write %s.NAME to refer to a %s block.", kind, kind)
+	trav, ds := hcl.AbsTraversalForExpr(attr.Expr)
+	if !ds.HasErrors() && len(trav) == 2 && trav.RootName() == kind {
+		// The plain form: checked against the declared blocks by validate,
+		// with a suggestion.
+		step, ok := trav[1].(hcl.TraverseAttr)
+		if !ok {
+			return bad()
+		}
+		a.ranges[name] = attr.Expr.Range()
+		if obj := lookupRef(a.d.ctx, kind, step.Name); obj != cty.NilVal && !(obj.Type().IsObjectType() && obj.Type().HasAttribute("address")) {
+			a.d.errorf(attr.Expr.Range(), "Reference to a repeated block",
+				"%s.%s has for_each or count: refer to one instance, such as %s.%s[each.key] or %s.%s[0].", kind, step.Name, kind, step.Name, kind, step.Name)
+			delete(a.ranges, name)
+			return ""
+		}
+		return step.Name
+	}
+	var v cty.Value
+	if !ds.HasErrors() {
+		// A traversal with an index (JSON: "engine.e[\"a\"]").
+		if trav.RootName() != kind {
+			return bad()
+		}
+		var diags hcl.Diagnostics
+		v, diags = trav.TraverseAbs(a.d.ctx)
+		a.d.add(diags)
+		if diags.HasErrors() {
+			return ""
+		}
+	} else {
+		for _, t := range attr.Expr.Variables() {
+			if t.RootName() != kind && t.RootName() != "each" && t.RootName() != "count" && t.RootName() != "var" && t.RootName() != "local" {
+				return bad()
+			}
+		}
+		var diags hcl.Diagnostics
+		v, diags = attr.Expr.Value(a.d.ctx)
+		a.d.add(diags)
+		if diags.HasErrors() {
+			return ""
+		}
+	}
+	v, _ = v.UnmarkDeep()
+	if !v.IsWhollyKnown() {
 		return ""
+	}
+	if v.IsNull() || !v.Type().IsObjectType() || !v.Type().HasAttribute("address") {
+		return bad()
+	}
+	addr := v.GetAttr("address").AsString()
+	if len(addr) <= len(kind)+1 || addr[:len(kind)+1] != kind+"." {
+		return bad()
 	}
 	a.ranges[name] = attr.Expr.Range()
-	return step.Name
+	return addr[len(kind)+1:]
+}
+
+// lookupRef finds the reference object of kind.name in ctx or its parents;
+// NilVal when there is none.
+func lookupRef(ctx *hcl.EvalContext, kind, name string) cty.Value {
+	for c := ctx; c != nil; c = c.Parent() {
+		v, ok := c.Variables[kind]
+		if !ok {
+			continue
+		}
+		if v.Type().IsObjectType() && v.Type().HasAttribute(name) {
+			return v.GetAttr(name)
+		}
+		return cty.NilVal
+	}
+	return cty.NilVal
 }

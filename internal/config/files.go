@@ -38,7 +38,7 @@ func OtherTool(name string) string {
 // IsConfigFile reports whether a file name is a roofline configuration file
 // (native or JSON), as LoadDir reads it.
 func IsConfigFile(name string) bool {
-	if strings.HasPrefix(name, ".") || OtherTool(name) != "" {
+	if strings.HasPrefix(name, ".") || OtherTool(name) != "" || name == LockFileName {
 		return false
 	}
 	return strings.HasSuffix(name, NativeSuffix) || strings.HasSuffix(name, JSONSuffix)
@@ -56,3 +56,7 @@ func IsFormattable(name string) bool {
 	}
 	return strings.HasSuffix(name, NativeSuffix) || isVarFile(name)
 }
+
+// LockFileName is the engine lock file "roofline init" writes beside the
+// configuration; it is not configuration.
+const LockFileName = "roofline.lock.hcl"

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // comparable returns a JSON rendering of cfg's blocks without source
@@ -144,5 +145,117 @@ func TestLoadDirMixed(t *testing.T) {
 	_, diags = LoadDir(dir)
 	if !diags.HasErrors() || diags[0].Subject == nil || diags[0].Subject.Filename != "bad.hcl.json" {
 		t.Fatalf("JSON syntax error: %v", diags)
+	}
+}
+
+func TestForEach(t *testing.T) {
+	cfg, diags, _ := loadFixture(t, "testdata/valid/for-each.hcl")
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	want := []string{`old[0]`, `web["gpu0"]`, `web["gpu1"]`, `web["gpu2"]`, `web["gpu3"]`}
+	if got := cfg.ServerNames(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("servers %q, want %q", got, want)
+	}
+	if got := cfg.EngineNames(); !reflect.DeepEqual(got, []string{`vllm["0.16.0"]`, `vllm["0.8.5"]`}) {
+		t.Errorf("engines %q", got)
+	}
+	w := cfg.Servers[`web["gpu3"]`]
+	if w.Addr() != `server.web["gpu3"]` || w.Block != "web" || w.Key != `["gpu3"]` || w.Port != 8003 || !reflect.DeepEqual(w.GPUs, []int{3}) ||
+		w.Engine != `vllm["0.16.0"]` || w.Model != "qwen[1]" || !w.Gate.SmokeToolcall || w.Gate.Bench != nil {
+		t.Errorf("web[gpu3] = %+v", w)
+	}
+	if b := cfg.Servers[`web["gpu0"]`].Gate.Bench; b == nil || b.Requests != 200 {
+		t.Errorf("dynamic bench in web[gpu0]: %+v", b)
+	}
+	if m := cfg.Models["qwen[1]"]; m.Path != "/models/qwen-1" || m.ServedName != "qwen-1" {
+		t.Errorf("model qwen[1] = %+v", m)
+	}
+	if o := cfg.Servers["old[0]"]; o.Engine != `vllm["0.8.5"]` || o.Model != "qwen[0]" {
+		t.Errorf("old[0] = %+v", o)
+	}
+	// Without the gate: the dynamic block expands to nothing, defaults apply.
+	cfg, diags = LoadInputs("/cfg", []string{"f.hcl"}, map[string][]byte{"f.hcl": mustRead(t, "testdata/valid/for-each.hcl")},
+		Inputs{Args: []VarArg{{Name: "gated", Value: "false"}, {Name: "gpus", Value: "[0, 1]"}}})
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	if len(cfg.Servers) != 3 || cfg.Servers[`web["gpu0"]`].Gate.SmokeToolcall || cfg.Servers[`web["gpu0"]`].Gate.HealthTimeout != DefaultHealthTimeout {
+		t.Errorf("gated = false: %v", cfg.ServerNames())
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestOutputs(t *testing.T) {
+	cfg, diags, _ := loadFixture(t, "testdata/valid/outputs.hcl")
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	if got := cfg.OutputNames(); !reflect.DeepEqual(got, []string{"key_env", "qwen3_base_url", "routes", "token"}) {
+		t.Fatalf("outputs %v", got)
+	}
+	o := cfg.Outputs["qwen3_base_url"]
+	if o.Value.AsString() != "http://127.0.0.1:8000/v1" || o.Description != "What clients use as base_url." || o.Sensitive {
+		t.Errorf("qwen3_base_url = %#v", o)
+	}
+	routes := cfg.Outputs["routes"].Value.GetAttr("qwen3-8b")
+	if routes.LengthInt() != 2 || routes.Index(cty.NumberIntVal(0)).AsString() != "http://10.0.0.5:8001" {
+		t.Errorf("routes = %#v", cfg.Outputs["routes"].Value)
+	}
+	if cfg.Outputs["key_env"].Value.AsString() != "VLLM_API_KEY" || !cfg.Outputs["token"].Sensitive {
+		t.Errorf("key_env %#v token %#v", cfg.Outputs["key_env"].Value, cfg.Outputs["token"])
+	}
+	ep := cfg.Endpoint(cfg.Servers["qwen3"])
+	if !ep.APIKeyRequired || ep.ServedModelName != "qwen3-8b" || ep.Port != 8000 {
+		t.Errorf("endpoint %+v", ep)
+	}
+}
+
+func TestMoved(t *testing.T) {
+	cfg, diags, _ := loadFixture(t, "testdata/valid/moved.hcl")
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	if len(cfg.Moved) != 2 || cfg.Moved[0].From != "beta" || cfg.Moved[0].To != "gamma" || cfg.Moved[1].From != "web_old[0]" || cfg.Moved[1].To != `web["a"]` {
+		t.Fatalf("moved %+v %+v", cfg.Moved[0], cfg.Moved[1])
+	}
+	for in, want := range map[string]string{"server.a": "a", "a": "a", `server.web["x"]`: `web["x"]`, "web[2]": "web[2]", "server.": "", `server.a.b`: "", "engine.a": ""} {
+		got, err := ParseServerAddr(in)
+		if got != want || (err != nil) != (want == "") {
+			t.Errorf("ParseServerAddr(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+func TestVersionMeets(t *testing.T) {
+	for _, tt := range []struct {
+		v, c string
+		ok   bool
+		err  bool
+	}{
+		{"0.1.0-dev", ">= 0.1.0", true, false},
+		{"0.1.0", "> 0.1.0", false, false},
+		{"0.2.3", "~> 0.2.1", true, false},
+		{"0.3.0", "~> 0.2.1", false, false},
+		{"0.9.0", "~> 0.2", true, false},
+		{"1.0.0", "~> 0.2", false, false},
+		{"0.1.0", ">= 0.1, < 0.3", true, false},
+		{"0.3.0", ">= 0.1, < 0.3", false, false},
+		{"0.1.0", "!= 0.1.0", false, false},
+		{"0.1.0", "0.1.0", true, false},
+		{"0.1.0", ">= banana", false, true},
+	} {
+		ok, err := VersionMeets(tt.v, tt.c)
+		if ok != tt.ok || (err != nil) != tt.err {
+			t.Errorf("VersionMeets(%q, %q) = %v, %v", tt.v, tt.c, ok, err)
+		}
 	}
 }

@@ -47,6 +47,10 @@ type Inputs struct {
 	// it: validate checks a configuration "regardless of any provided
 	// variables", as Terraform does.
 	Partial bool
+	// AsDir, when set, is the directory relative paths resolve against
+	// instead of the one the files are read from: a review plan reads a
+	// checkout as if it were the GPU host's copy (roofline snapshot).
+	AsDir string
 }
 
 // isVarFile reports whether a file of the configuration directory is an

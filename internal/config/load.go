@@ -92,7 +92,11 @@ func LoadDirInputs(dir string, in Inputs) (*Config, hcl.Diagnostics) {
 			Detail:   fmt.Sprintf("The directory %s has no *.hcl or *.hcl.json files. Write one (see examples/ and docs/language.md), or pass -chdir=DIR.", abs),
 		}}
 	}
-	cfg, diags := LoadInputs(abs, names, srcs, in)
+	root := abs
+	if in.AsDir != "" {
+		root = in.AsDir
+	}
+	cfg, diags := LoadInputs(root, names, srcs, in)
 	if len(skipped) > 0 {
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Files of other tools skipped",
 			Detail: fmt.Sprintf("roofline read none of: %s. Their names end in another tool's suffix; roofline's files are *.hcl and *.hcl.json (see docs/language.md). Rename a file if it is roofline's.", strings.Join(skipped, ", "))})

@@ -29,10 +29,18 @@ type Config struct {
 	Models    map[string]*Model
 	Servers   map[string]*Server
 	Clusters  map[string]*Cluster // cluster.go
+	Outputs   map[string]*Output  // output.go
+	Moved     []*Moved            // moved.go, in file order
+
+	// secrets are the plain values of attributes and keys whose names say
+	// secret, and of sensitive paths (see Secrets).
+	secrets []string
 }
 
 // Roofline is the top-level settings block.
 type Roofline struct {
+	// RequiredVersion is the required_version constraint (checked at load).
+	RequiredVersion string
 	// StateDir holds the state file, lock, logs, probe cache and journal.
 	// Relative paths are relative to Config.Dir. Default ".roofline".
 	StateDir string
@@ -40,6 +48,9 @@ type Roofline struct {
 	// instead of NVML: for rehearsals and code review on machines with no GPU.
 	// Relative to Config.Dir. The -inventory flag overrides it.
 	Inventory string
+	// BackendPorts is the range [lo, hi] the engines behind roofline's
+	// proxies listen in, on 127.0.0.1; zero means DefaultBackendPorts.
+	BackendPorts [2]int
 
 	DeclRange hcl.Range       `json:"-"`
 	Ranges    Ranges          `json:"-"`
@@ -50,7 +61,11 @@ type Roofline struct {
 // Engine is an inference engine install: a local command, a docker image or
 // the built-in rehearsal engine.
 type Engine struct {
+	// Name is the instance name, as in addresses: "vllm", or `vllm["a"]` /
+	// "vllm[0]" for an instance of a block with for_each / count.
 	Name    string
+	Block   string // the block's label
+	Key     string // `["a"]`, "[0]", or "" for a block without repetition
 	Kind    string // KindVLLM or KindSGLang
 	Version string // pinned version; plan fails if the installed one differs
 
@@ -77,7 +92,9 @@ func (e *Engine) Addr() string { return "engine." + e.Name }
 
 // Model is a local model folder (safetensors).
 type Model struct {
-	Name       string
+	Name       string // instance name, as Engine.Name
+	Block      string
+	Key        string
 	Path       string // absolute after loading
 	ServedName string // default: the block name
 	Checksums  string // optional sha256sum-format file, absolute after loading
@@ -93,9 +110,14 @@ func (m *Model) Addr() string { return "model." + m.Name }
 
 // Server is one engine process serving one model on some GPUs.
 type Server struct {
+	// Name is the instance name, as in addresses: "qwen3", or `web["a"]` /
+	// "web[0]" for an instance of a block with for_each / count. Addr is
+	// "server." + Name everywhere: plan, state, -target, logs, status.
 	Name   string
-	Engine string // engine block name
-	Model  string // model block name
+	Block  string // the block's label: "web"
+	Key    string // `["a"]`, "[0]", or "" for a block without repetition
+	Engine string // engine instance name
+	Model  string // model instance name
 
 	GPUs []int
 	Port int
@@ -133,6 +155,20 @@ type Server struct {
 
 	ExtraArgs []string
 	Env       map[string]string
+	// EnvFromFile and EnvFromHost are host secrets: resolved only on the
+	// host, when apply starts the engine (KEY → absolute file path, whose
+	// content without the trailing newline is the value; KEY taken from
+	// roofline's own environment). Plans record where, never what.
+	EnvFromFile map[string]string
+	EnvFromHost []string
+
+	// APIKey is the key clients must send (Authorization: Bearer KEY),
+	// usually from a sensitive variable; APIKeyFile a host file that holds
+	// it, read at apply time (absolute after loading). At most one is set.
+	// vLLM gets the key in VLLM_API_KEY, SGLang through roofline's proxy,
+	// which enforces it; never on a command line.
+	APIKey     string `json:"-"`
+	APIKeyFile string
 
 	Gate      *Gate // never nil after loading (defaults applied)
 	Lifecycle Lifecycle
@@ -182,8 +218,38 @@ type Bench struct {
 // Lifecycle mirrors Terraform's lifecycle block.
 type Lifecycle struct {
 	CreateBeforeDestroy bool
-	DeclRange           hcl.Range `json:"-"`
+	// DrainTimeout bounds how long a rollout waits, after the switch, for
+	// the old instance's requests to finish; then the old instance stops and
+	// what is still streaming is cut (and counted). Default 2m.
+	DrainTimeout time.Duration
+	// PreventDestroy makes any plan that would destroy or replace the
+	// server an error (lifecycle.go).
+	PreventDestroy bool
+	// IgnoreChanges names what plan does not replace the server for
+	// (attribute names, model_files, engine_install); IgnoreAll is "all".
+	IgnoreChanges []string
+	IgnoreAll     bool
+	// ReplaceTriggeredBy: servers and files whose change replaces this one.
+	ReplaceTriggeredBy []Trigger `json:"-"`
+	DeclRange          hcl.Range `json:"-"`
+	Ranges             Ranges    `json:"-"`
 }
+
+// DefaultBackendPorts is the roofline block's backend_ports when it is not
+// set: below the kernel's default ephemeral range (32768-60999), so an
+// outgoing connection cannot take a backend port before its engine binds it.
+var DefaultBackendPorts = [2]int{20000, 29999}
+
+// BackendPortRange is the configured backend port range, or the default.
+func (c *Config) BackendPortRange() [2]int {
+	if c != nil && c.Roofline != nil && c.Roofline.BackendPorts[0] != 0 {
+		return c.Roofline.BackendPorts
+	}
+	return DefaultBackendPorts
+}
+
+// DefaultDrainTimeout is lifecycle's drain_timeout when it is not set.
+const DefaultDrainTimeout = 2 * time.Minute
 
 // Ranges maps an attribute name to the range of its value expression, so a
 // check about that attribute can point at it.

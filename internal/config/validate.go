@@ -15,166 +15,195 @@ var digestRef = regexp.MustCompile(`^[a-z0-9][a-z0-9._/:-]*(:[A-Za-z0-9_.-]+)?@s
 // MemoryUtilizationWarn is where the seed says prefill starts to OOM.
 const MemoryUtilizationWarn = 0.95
 
+// diags collects the diagnostics of the checks.
+type diags struct{ hcl.Diagnostics }
+
+func (ds *diags) errorf(rng hcl.Range, summary, detail string, args ...any) {
+	r := rng
+	ds.Diagnostics = append(ds.Diagnostics, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(detail, args...), Subject: &r})
+}
+
+func (ds *diags) warnf(rng hcl.Range, summary, detail string, args ...any) {
+	r := rng
+	ds.Diagnostics = append(ds.Diagnostics, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary, Detail: fmt.Sprintf(detail, args...), Subject: &r})
+}
+
 // validate runs the checks that need the whole configuration but nothing
-// outside it: references, ports, GPU lists, value ranges.
+// outside it: references, ports, GPU lists, value ranges. Each block kind
+// has its own function.
 func validate(cfg *Config) hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	errorf := func(rng hcl.Range, summary, detail string, args ...any) {
-		r := rng
-		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(detail, args...), Subject: &r})
-	}
-	warnf := func(rng hcl.Range, summary, detail string, args ...any) {
-		r := rng
-		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary, Detail: fmt.Sprintf(detail, args...), Subject: &r})
-	}
-
+	ds := diags{checkSecrets(cfg)}
 	for _, name := range cfg.EngineNames() {
-		e := cfg.Engines[name]
-		if e.Ranges.Has("kind") && e.Kind != KindVLLM && e.Kind != KindSGLang {
-			errorf(e.Range("kind"), "Unsupported engine kind",
-				"Engine %q has kind %q; roofline runs \"vllm\" or \"sglang\".%s", e.Name, e.Kind, suggest.DidYouMean(e.Kind, []string{KindVLLM, KindSGLang}))
-		}
-		if e.Ranges.Has("version") && strings.TrimSpace(e.Version) == "" {
-			errorf(e.Range("version"), "Empty engine version", "Pin the engine's exact version, such as \"0.16.0\"; plan compares it with the installed one.")
-		}
-		n := 0
-		for _, set := range []bool{e.Ranges.Has("command") || e.Unknown["command"], e.Ranges.Has("image") || e.Unknown["image"], e.Rehearsal || e.Unknown["rehearsal"]} {
-			if set {
-				n++
-			}
-		}
-		switch {
-		case n == 0:
-			errorf(e.DeclRange, "Engine has no install",
-				"Engine %q needs exactly one of command (a local install), image (a docker image by digest) or rehearsal = true (the built-in rehearsal engine).", e.Name)
-		case n > 1:
-			errorf(e.DeclRange, "Engine has more than one install",
-				"Engine %q sets more than one of command, image and rehearsal; keep exactly one. Declare a second engine block to run the other one side by side.", e.Name)
-		}
-		if e.Ranges.Has("command") && len(e.Command) == 0 {
-			errorf(e.Range("command"), "Empty command", "command is the engine's argv prefix, such as [\"/opt/vllm/bin/vllm\"] or [\"/opt/sglang/bin/python\", \"-m\", \"sglang.launch_server\"].")
-		}
-		if e.Image != "" && !digestRef.MatchString(e.Image) {
-			detail := "Images are pinned by digest so that what was reviewed is what runs: write repo@sha256:<64 hex digits>. Find the digest with `docker images --digests` or `docker inspect --format '{{index .RepoDigests 0}}' IMAGE`."
-			if i := strings.LastIndex(e.Image, ":"); i > 0 && !strings.Contains(e.Image, "@") && !strings.Contains(e.Image[i:], "/") {
-				detail = fmt.Sprintf("The tag %q can point at a different image tomorrow. ", e.Image[i+1:]) + detail
-			}
-			errorf(e.Range("image"), "Image not pinned by digest", "%s", detail)
-		}
+		ds.engine(cfg.Engines[name])
 	}
-
 	for _, name := range cfg.ModelNames() {
 		m := cfg.Models[name]
 		if m.Ranges.Has("path") && m.Path == "" {
-			errorf(m.Range("path"), "Empty model path", "path is the model folder (safetensors, config.json, tokenizer files).")
+			ds.errorf(m.Range("path"), "Empty model path", "path is the model folder (safetensors, config.json, tokenizer files).")
 		}
-	}
-
-	type portUse struct {
-		server string
-		rng    hcl.Range
 	}
 	ports := map[int]portUse{}
 	for _, name := range cfg.ServerNames() {
 		s := cfg.Servers[name]
-		if s.Ranges.Has("engine") && s.Engine != "" {
-			if _, ok := cfg.Engines[s.Engine]; !ok {
-				errorf(s.Range("engine"), "Reference to undeclared engine",
-					"There is no engine block named %q.%s Declare it, or fix the reference.", s.Engine, suggest.DidYouMean(s.Engine, cfg.EngineNames()))
-			}
-		}
-		if s.Ranges.Has("model") && s.Model != "" {
-			if _, ok := cfg.Models[s.Model]; !ok {
-				errorf(s.Range("model"), "Reference to undeclared model",
-					"There is no model block named %q.%s Declare it, or fix the reference.", s.Model, suggest.DidYouMean(s.Model, cfg.ModelNames()))
-			}
-		}
-
-		if s.Ranges.Has("port") {
-			switch {
-			case s.OnCluster() && s.Port >= 1 && s.Port <= 65535:
-				// Each cluster server has its own Service and pods.
-			case s.Port < 1 || s.Port > 65535:
-				errorf(s.Range("port"), "Invalid port", "Port %d is outside 1-65535.", s.Port)
-			default:
-				if prev, dup := ports[s.Port]; dup {
-					errorf(s.Range("port"), "Duplicate port",
-						"Port %d is also used by server %q (%s). Two servers cannot listen on one port; to run two engine versions side by side, give each its own port.", s.Port, prev.server, prev.rng)
-				} else {
-					ports[s.Port] = portUse{s.Name, s.Range("port")}
-				}
-			}
-		}
-
-		gpusBad := false
-		if s.Ranges.Has("gpus") {
-			if len(s.GPUs) == 0 && s.Ranges.Has("gpus") {
-				errorf(s.Range("gpus"), "No GPUs", "Server %q needs at least one GPU index, such as gpus = [0].", s.Name)
-			}
-			seen := map[int]bool{}
-			for _, g := range s.GPUs {
-				if seen[g] {
-					errorf(s.Range("gpus"), "Duplicate GPU index", "GPU %d is listed twice in server %q; each GPU runs one rank.", g, s.Name)
-					gpusBad = true
-				}
-				seen[g] = true
-			}
-		}
-		if s.TensorParallel < 1 {
-			errorf(s.Range("tensor_parallel"), "Invalid tensor_parallel", "tensor_parallel must be 1 or more.")
-		}
-		if s.PipelineParallel < 1 {
-			errorf(s.Range("pipeline_parallel"), "Invalid pipeline_parallel", "pipeline_parallel must be 1 or more.")
-		}
-		if !gpusBad && !s.Unknown["tensor_parallel"] && !s.Unknown["pipeline_parallel"] && s.TensorParallel >= 1 && s.PipelineParallel >= 1 && len(s.GPUs) > 0 && s.TensorParallel*s.PipelineParallel != len(s.GPUs) {
-			rng := s.Range("tensor_parallel")
-			if !s.Ranges.Has("tensor_parallel") {
-				rng = s.Range("gpus")
-			}
-			errorf(rng, "Parallelism does not match the GPUs",
-				"tensor_parallel (%d) × pipeline_parallel (%d) = %d, but server %q lists %d GPUs. Each rank needs one GPU: set tensor_parallel = %d, or list %d GPU(s).",
-				s.TensorParallel, s.PipelineParallel, s.TensorParallel*s.PipelineParallel, s.Name, len(s.GPUs), len(s.GPUs)/max(1, s.PipelineParallel), s.TensorParallel*s.PipelineParallel)
-		}
-		if s.Ranges.Has("gpu_memory_utilization") {
-			u := s.GPUMemoryUtilization
-			switch {
-			case u <= 0 || u > 1:
-				errorf(s.Range("gpu_memory_utilization"), "Invalid gpu_memory_utilization",
-					"gpu_memory_utilization is a fraction of each GPU's memory in (0, 1]; %g is outside it. The seed's range is 0.85-0.92.", u)
-			case u > MemoryUtilizationWarn:
-				warnf(s.Range("gpu_memory_utilization"), "gpu_memory_utilization above 0.95",
-					"At %g there is too little headroom for activations: engines run out of memory in prefill. Use 0.85-0.92 unless a benchmark at full load proves otherwise.", u)
-			}
-		}
-		if s.Ranges.Has("max_model_len") && s.MaxModelLen <= 0 {
-			errorf(s.Range("max_model_len"), "Invalid max_model_len", "max_model_len must be a positive number of tokens; take the value from `roofline vram`.")
-		}
-		if s.Ranges.Has("concurrency") && s.Concurrency <= 0 {
-			errorf(s.Range("concurrency"), "Invalid concurrency", "concurrency is how many full-context requests the KV cache must hold at once; it must be 1 or more.")
-		}
-		for _, attr := range []struct {
-			name string
-			v    int
-		}{{"max_num_seqs", s.MaxNumSeqs}, {"max_num_batched_tokens", s.MaxNumBatchedTokens}} {
-			if s.Ranges.Has(attr.name) && attr.v <= 0 {
-				errorf(s.Range(attr.name), "Invalid "+attr.name, "%s must be a positive number.", attr.name)
-			}
-		}
-		if s.Ranges.Has("extra_args") {
-			for _, a := range s.ExtraArgs {
-				if strings.TrimSpace(a) != a || a == "" {
-					errorf(s.Range("extra_args"), "Invalid extra argument",
-						"extra_args has %q: each element is one argv word, without surrounding spaces. Write [\"--max-num-seqs\", \"256\"], not [\"--max-num-seqs 256\"].", a)
-				} else if strings.HasPrefix(a, "--") && strings.Contains(a, " ") && !strings.Contains(a, "=") {
-					errorf(s.Range("extra_args"), "Invalid extra argument",
-						"extra_args has %q: a flag and its value are two elements (or one with =), as roofline starts the engine without a shell.", a)
-				}
-			}
-		}
-		diags = append(diags, validateGate(s)...)
+		ds.references(cfg, s)
+		ds.port(s, ports)
+		ds.parallelism(s)
+		ds.serverValues(s)
+		ds.Diagnostics = append(ds.Diagnostics, validateGate(s)...)
 	}
-	diags = append(diags, validateClusters(cfg)...)
-	return diags
+	ds.Diagnostics = append(ds.Diagnostics, validateClusters(cfg)...)
+	return ds.Diagnostics
+}
+
+func (ds *diags) engine(e *Engine) {
+	if e.Ranges.Has("kind") && e.Kind != KindVLLM && e.Kind != KindSGLang {
+		ds.errorf(e.Range("kind"), "Unsupported engine kind",
+			"Engine %q has kind %q; roofline runs \"vllm\" or \"sglang\".%s", e.Name, e.Kind, suggest.DidYouMean(e.Kind, []string{KindVLLM, KindSGLang}))
+	}
+	if e.Ranges.Has("version") && strings.TrimSpace(e.Version) == "" {
+		ds.errorf(e.Range("version"), "Empty engine version", "Pin the engine's exact version, such as \"0.16.0\"; plan compares it with the installed one.")
+	}
+	n := 0
+	for _, set := range []bool{e.Ranges.Has("command") || e.Unknown["command"], e.Ranges.Has("image") || e.Unknown["image"], e.Rehearsal || e.Unknown["rehearsal"]} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		ds.errorf(e.DeclRange, "Engine has no install",
+			"Engine %q needs exactly one of command (a local install), image (a docker image by digest) or rehearsal = true (the built-in rehearsal engine).", e.Name)
+	case n > 1:
+		ds.errorf(e.DeclRange, "Engine has more than one install",
+			"Engine %q sets more than one of command, image and rehearsal; keep exactly one. Declare a second engine block to run the other one side by side.", e.Name)
+	}
+	if e.Ranges.Has("command") && len(e.Command) == 0 {
+		ds.errorf(e.Range("command"), "Empty command", "command is the engine's argv prefix, such as [\"/opt/vllm/bin/vllm\"] or [\"/opt/sglang/bin/python\", \"-m\", \"sglang.launch_server\"].")
+	}
+	if e.Image != "" && !digestRef.MatchString(e.Image) {
+		detail := "Images are pinned by digest so that what was reviewed is what runs: write repo@sha256:<64 hex digits>. Find the digest with `docker images --digests` or `docker inspect --format '{{index .RepoDigests 0}}' IMAGE`."
+		if i := strings.LastIndex(e.Image, ":"); i > 0 && !strings.Contains(e.Image, "@") && !strings.Contains(e.Image[i:], "/") {
+			detail = fmt.Sprintf("The tag %q can point at a different image tomorrow. ", e.Image[i+1:]) + detail
+		}
+		ds.errorf(e.Range("image"), "Image not pinned by digest", "%s", detail)
+	}
+}
+
+type portUse struct {
+	server string // address
+	rng    hcl.Range
+}
+
+func (ds *diags) references(cfg *Config, s *Server) {
+	if s.Ranges.Has("engine") && s.Engine != "" {
+		if _, ok := cfg.Engines[s.Engine]; !ok {
+			ds.errorf(s.Range("engine"), "Reference to undeclared engine",
+				"There is no engine block named %q.%s Declare it, or fix the reference.", s.Engine, suggest.DidYouMean(s.Engine, cfg.EngineNames()))
+		}
+	}
+	if s.Ranges.Has("model") && s.Model != "" {
+		if _, ok := cfg.Models[s.Model]; !ok {
+			ds.errorf(s.Range("model"), "Reference to undeclared model",
+				"There is no model block named %q.%s Declare it, or fix the reference.", s.Model, suggest.DidYouMean(s.Model, cfg.ModelNames()))
+		}
+	}
+}
+
+func (ds *diags) port(s *Server, ports map[int]portUse) {
+	if !s.Ranges.Has("port") {
+		return
+	}
+	if s.Port < 1 || s.Port > 65535 {
+		ds.errorf(s.Range("port"), "Invalid port", "Port %d is outside 1-65535.", s.Port)
+		return
+	}
+	if s.OnCluster() {
+		return // each cluster server has its own Service and pods
+	}
+	if prev, dup := ports[s.Port]; dup {
+		ds.errorf(s.Range("port"), "Duplicate port",
+			"Port %d is also used by %s (%s). Two servers cannot listen on one port; to run two engine versions side by side, give each its own port.", s.Port, prev.server, prev.rng)
+		return
+	}
+	ports[s.Port] = portUse{s.Addr(), s.Range("port")}
+}
+
+func (ds *diags) parallelism(s *Server) {
+	gpusBad := false
+	if s.Ranges.Has("gpus") {
+		if len(s.GPUs) == 0 {
+			ds.errorf(s.Range("gpus"), "No GPUs", "%s needs at least one GPU index, such as gpus = [0].", s.Addr())
+		}
+		seen := map[int]bool{}
+		for _, g := range s.GPUs {
+			if seen[g] {
+				ds.errorf(s.Range("gpus"), "Duplicate GPU index", "GPU %d is listed twice in %s; each GPU runs one rank.", g, s.Addr())
+				gpusBad = true
+			}
+			seen[g] = true
+		}
+	}
+	if s.TensorParallel < 1 {
+		ds.errorf(s.Range("tensor_parallel"), "Invalid tensor_parallel", "tensor_parallel must be 1 or more.")
+	}
+	if s.PipelineParallel < 1 {
+		ds.errorf(s.Range("pipeline_parallel"), "Invalid pipeline_parallel", "pipeline_parallel must be 1 or more.")
+	}
+	if gpusBad || s.Unknown["tensor_parallel"] || s.Unknown["pipeline_parallel"] || s.TensorParallel < 1 || s.PipelineParallel < 1 ||
+		len(s.GPUs) == 0 || s.TensorParallel*s.PipelineParallel == len(s.GPUs) {
+		return
+	}
+	rng := s.Range("tensor_parallel")
+	if !s.Ranges.Has("tensor_parallel") {
+		rng = s.Range("gpus")
+	}
+	ds.errorf(rng, "Parallelism does not match the GPUs",
+		"tensor_parallel (%d) × pipeline_parallel (%d) = %d, but %s lists %d GPUs. Each rank needs one GPU: set tensor_parallel = %d, or list %d GPU(s).",
+		s.TensorParallel, s.PipelineParallel, s.TensorParallel*s.PipelineParallel, s.Addr(), len(s.GPUs), len(s.GPUs)/max(1, s.PipelineParallel), s.TensorParallel*s.PipelineParallel)
+}
+
+func (ds *diags) serverValues(s *Server) {
+	if s.Ranges.Has("gpu_memory_utilization") {
+		u := s.GPUMemoryUtilization
+		switch {
+		case u <= 0 || u > 1:
+			ds.errorf(s.Range("gpu_memory_utilization"), "Invalid gpu_memory_utilization",
+				"gpu_memory_utilization is a fraction of each GPU's memory in (0, 1]; %g is outside it. The seed's range is 0.85-0.92.", u)
+		case u > MemoryUtilizationWarn:
+			ds.warnf(s.Range("gpu_memory_utilization"), "gpu_memory_utilization above 0.95",
+				"At %g there is too little headroom for activations: engines run out of memory in prefill. Use 0.85-0.92 unless a benchmark at full load proves otherwise.", u)
+		}
+	}
+	if s.Ranges.Has("max_model_len") && s.MaxModelLen <= 0 {
+		ds.errorf(s.Range("max_model_len"), "Invalid max_model_len", "max_model_len must be a positive number of tokens; take the value from `roofline vram`.")
+	}
+	if s.Ranges.Has("concurrency") && s.Concurrency <= 0 {
+		ds.errorf(s.Range("concurrency"), "Invalid concurrency", "concurrency is how many full-context requests the KV cache must hold at once; it must be 1 or more.")
+	}
+	for _, attr := range []struct {
+		name string
+		v    int
+	}{{"max_num_seqs", s.MaxNumSeqs}, {"max_num_batched_tokens", s.MaxNumBatchedTokens}} {
+		if s.Ranges.Has(attr.name) && attr.v <= 0 {
+			ds.errorf(s.Range(attr.name), "Invalid "+attr.name, "%s must be a positive number.", attr.name)
+		}
+	}
+	if !s.Ranges.Has("extra_args") {
+		return
+	}
+	for _, a := range s.ExtraArgs {
+		shown := fmt.Sprintf("%q", a)
+		if s.Sensitive.Attr("extra_args") {
+			shown = "(an element from a sensitive value)"
+		}
+		if strings.TrimSpace(a) != a || a == "" {
+			ds.errorf(s.Range("extra_args"), "Invalid extra argument",
+				"extra_args has %s: each element is one argv word, without surrounding spaces. Write [\"--max-num-seqs\", \"256\"], not [\"--max-num-seqs 256\"].", shown)
+		} else if strings.HasPrefix(a, "--") && strings.Contains(a, " ") && !strings.Contains(a, "=") {
+			ds.errorf(s.Range("extra_args"), "Invalid extra argument",
+				"extra_args has %s: a flag and its value are two elements (or one with =), as roofline starts the engine without a shell.", shown)
+		}
+	}
 }
 
 func validateGate(s *Server) hcl.Diagnostics {

@@ -58,7 +58,14 @@ type Handle struct {
 	BootID    string // /proc/sys/kernel/random/boot_id when it started
 	Cmdline   []string
 	LogPath   string
+	// LaunchID is the value of LaunchEnv the engine was started with: Stop
+	// also finds by it the processes that left the engine's session.
+	LaunchID string `json:",omitempty"`
 }
+
+// LaunchEnv is the variable that carries a launch id to every engine (the
+// same name as apply.LaunchEnv).
+const LaunchEnv = "ROOFLINE_LAUNCH_ID"
 
 // Observed is what Read saw.
 type Observed struct {
@@ -86,7 +93,7 @@ func HandleOf(s *state.Server) *Handle {
 	}
 	return &Handle{
 		PID: s.PID, PGID: s.Group, StartTime: s.StartTime, BootID: s.BootID,
-		Cmdline: slices.Clone(s.Cmdline), LogPath: s.LogPath,
+		Cmdline: slices.Clone(s.Cmdline), LogPath: s.LogPath, LaunchID: s.LaunchID,
 	}
 }
 

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"github.com/roofline/roofline/internal/testnet"
 	"net/http"
 	"os"
 	"os/exec"
@@ -60,10 +61,7 @@ func engineAlone(b *testing.B, dir string) time.Duration {
 	return 0
 }
 
-func freePortB(b *testing.B) int {
-	t := &testing.T{}
-	return freePort(t)
-}
+func freePortB(b *testing.B) int { return testnet.FreePort(b) }
 
 // BenchmarkApplyOverhead measures what apply adds to the engine's own start
 // time (plan, state writes, process start, health polling, gates off), for

@@ -8,7 +8,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
+	"github.com/roofline/roofline/internal/testnet"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,14 +97,7 @@ func (e *env) write(tmpl string) {
 	}
 }
 
-func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return testnet.FreePort(t) }
 
 type result struct {
 	code           int

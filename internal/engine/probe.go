@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -56,6 +57,11 @@ type Identity struct {
 	Image   string `json:"image,omitempty"`
 	Digest  string `json:"digest,omitempty"`
 	ImageID string `json:"image_id,omitempty"`
+	// InstallHash identifies the install by content, for the lock file:
+	// sha256 of the executable and of its package's RECORD (every
+	// installed file's hash), so a reinstall of the same files is the
+	// same install and an in-place upgrade is not.
+	InstallHash string `json:"install_hash,omitempty"`
 }
 
 // where names the probed install for messages: the executable or the image.
@@ -195,7 +201,7 @@ func ProbeEnv(e *config.Engine) []string {
 }
 
 // probeFormat versions the cache record; a change re-probes everything.
-const probeFormat = 1
+const probeFormat = 2
 
 // probeKey is what a cached probe is valid for.
 type probeKey struct {
@@ -262,6 +268,9 @@ func Probe(ctx context.Context, e *config.Engine, self string, r Runner, cacheDi
 		return nil, err
 	}
 	id.Version = inst.Version
+	if !e.Rehearsal {
+		id.InstallHash = installHash(id)
+	}
 	inst.Identity = id
 	inst.ProbedAt = time.Now().UTC()
 	if path != "" {
@@ -476,4 +485,50 @@ func tailLines(b []byte, n int) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// installHash hashes the executable's content and the RECORD file of each
+// package record (pip lists every installed file with its hash there).
+func installHash(id Identity) string {
+	h := sha256.New()
+	if f, err := os.Open(id.Executable); err == nil {
+		_, _ = io.Copy(h, f)
+		f.Close()
+	}
+	for _, p := range id.Packages {
+		dir, _, _ := strings.Cut(p, "@")
+		fmt.Fprintf(h, "\x00%s\x00", filepath.Base(dir))
+		if b, err := os.ReadFile(filepath.Join(dir, "RECORD")); err == nil {
+			h.Write(b)
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// LockIdentity is the install identity the lock file records: the image
+// digest of a docker engine, kind@version for the rehearsal engine (which
+// is roofline itself, rebuilt all the time), the content hash otherwise.
+func LockIdentity(e *config.Engine, inst *Installed) string {
+	switch {
+	case e.Rehearsal:
+		return "rehearsal:" + e.Kind + "@" + inst.Version
+	case inst.Identity.Digest != "":
+		return inst.Identity.Digest
+	case inst.Identity.ImageID != "":
+		return inst.Identity.ImageID
+	case inst.Identity.InstallHash != "":
+		return inst.Identity.InstallHash
+	}
+	return "unknown"
+}
+
+// Hash fingerprints the flag list by what changes behaviour: names,
+// aliases, values taken, choices, defaults, deprecation; not help wording.
+func (fs *FlagSet) Hash() string {
+	h := sha256.New()
+	for _, f := range fs.Flags {
+		fmt.Fprintf(h, "%s|%s|%v|%s|%s|%v|%s|%v\n", f.Name, strings.Join(f.Aliases, ","), f.TakesValue, f.NArgs,
+			strings.Join(f.Choices, ","), f.HasDefault, f.Default, f.Deprecated)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

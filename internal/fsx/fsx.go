@@ -152,3 +152,39 @@ func symlinkErr(path string, err error) error {
 	}
 	return err
 }
+
+// CreateOnce creates path with data and mode perm if it does not exist,
+// atomically: whoever comes first wins, and nobody ever sees the file
+// half-written (the content is written to a temporary file that is then
+// hard-linked to path, which fails if path exists). created is false when
+// path already existed; its content is left as it was.
+func CreateOnce(path string, data []byte, perm os.FileMode) (created bool, err error) {
+	dir := filepath.Dir(path)
+	tmp, err := createTemp(dir, filepath.Base(path), perm)
+	if err != nil {
+		return false, fmt.Errorf("cannot create %s: cannot create a file in %s: %w", path, dir, reason(err))
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return false, fmt.Errorf("cannot create %s: %w", path, reason(err))
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return false, fmt.Errorf("cannot create %s: %w", path, reason(err))
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return false, fmt.Errorf("cannot create %s: %w", path, reason(err))
+	}
+	if err := tmp.Close(); err != nil {
+		return false, fmt.Errorf("cannot create %s: %w", path, reason(err))
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return false, nil
+		}
+		return false, fmt.Errorf("cannot create %s: %w", path, reason(err))
+	}
+	return true, SyncDir(dir)
+}

@@ -440,6 +440,7 @@ func (b *bencher) one(ctx context.Context, i int, start time.Time, scheduled tim
 		return rec
 	}
 	req.Header.Set("Content-Type", "application/json")
+	b.t.authorize(req)
 	req.Header.Set("X-Request-Id", "roofline-bench-"+strconv.FormatInt(start.UnixNano()%1e9, 10)+"-"+strconv.Itoa(i))
 
 	// Latencies run from the moment the request is on the wire (httptrace's

@@ -32,6 +32,38 @@ type Target struct {
 	BaseURL string `json:"base_url"` // "http://127.0.0.1:8000", no /v1
 	Model   string `json:"model"`    // the served model name
 	Engine  string `json:"engine"`   // EngineVLLM, EngineSGLang, or "" for any OpenAI-compatible server
+	// APIKey, when set, goes with every request as "Authorization: Bearer
+	// KEY" (vLLM's and SGLang's --api-key, roofline's proxy). Never printed.
+	APIKey string `json:"-"`
+}
+
+// authorize adds the target's API key to req.
+func (t Target) authorize(req *http.Request) {
+	if t.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+t.APIKey)
+	}
+}
+
+// AuthError is a 401 from the server: it wants an API key that roofline did
+// not send, or rejected the one it sent.
+type AuthError struct {
+	URL    string
+	HadKey bool
+}
+
+func (e *AuthError) Error() string {
+	if e.HadKey {
+		return fmt.Sprintf("%s answered 401 Unauthorized: it rejected the API key (check api_key / api_key_file, or -api-key-file)", e.URL)
+	}
+	return fmt.Sprintf("%s answered 401 Unauthorized: the server requires an API key and none was given (set api_key or api_key_file on the server, or pass -api-key-file)", e.URL)
+}
+
+// authError returns an *AuthError for a 401, else nil.
+func (t Target) authError(status int, path string) error {
+	if status != http.StatusUnauthorized {
+		return nil
+	}
+	return &AuthError{URL: t.url(path), HadKey: t.APIKey != ""}
 }
 
 // url joins the base URL and path.
@@ -82,11 +114,15 @@ func getJSON(ctx context.Context, c *http.Client, t Target, path string, v any) 
 	if err != nil {
 		return 0, nil, err
 	}
+	t.authorize(req)
 	resp, err := c.Do(req)
 	if err != nil {
 		return 0, nil, explainDial(err)
 	}
 	defer resp.Body.Close()
+	if err := t.authError(resp.StatusCode, path); err != nil {
+		return resp.StatusCode, nil, err
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
 		return resp.StatusCode, body, fmt.Errorf("reading %s: %w", path, err)
@@ -111,9 +147,14 @@ func postJSON(ctx context.Context, c *http.Client, t Target, path string, body a
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	t.authorize(req)
 	resp, err := c.Do(req)
 	if err != nil {
 		return nil, explainDial(err)
+	}
+	if err := t.authError(resp.StatusCode, path); err != nil {
+		resp.Body.Close()
+		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()

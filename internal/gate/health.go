@@ -133,7 +133,7 @@ func Health(ctx context.Context, client *http.Client, t Target) (*HealthResult, 
 		skipRest("not run: the server does not serve that model name", "generation")
 	} else {
 		run("generation", generationTimeout, func(ctx context.Context) (string, error) {
-			return tinyGeneration(ctx, client, Target{BaseURL: t.BaseURL, Model: model, Engine: t.Engine})
+			return tinyGeneration(ctx, client, Target{BaseURL: t.BaseURL, Model: model, Engine: t.Engine, APIKey: t.APIKey})
 		})
 	}
 

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,21 @@ const FileName = "journal.jsonl"
 const (
 	KindRollout = "rollout"
 	KindBench   = "bench"
+	// KindAgent is what roofline agent did to keep a server up.
+	KindAgent = "agent"
+	// KindMove records a rename (a moved block or state mv): Server is the
+	// new name, From the old one. The server's earlier entries carry the old
+	// name; ForServer and LastBench follow the move.
+	KindMove = "move"
+)
+
+// Agent actions.
+const (
+	AgentRestarted     = "restarted"      // the server was started again and passed its health gate
+	AgentRestartFailed = "restart_failed" // a restart failed; Class names the cause
+	AgentGaveUp        = "gave_up"        // too many failed restarts: the agent stopped trying
+	AgentRebooted      = "rebooted"       // the host rebooted since the agent last ran (Server is "")
+	AgentRetired       = "retired"        // a previous instance kept for rollback was stopped
 )
 
 // maxLine bounds one entry; a real one is a few KiB.
@@ -35,8 +51,9 @@ const maxLine = 16 << 20
 // Entry is one line of the journal.
 type Entry struct {
 	Time   time.Time `json:"time"`
-	Kind   string    `json:"kind"`   // KindRollout or KindBench
-	Server string    `json:"server"` // server block name; "" for a bench of a bare URL
+	Kind   string    `json:"kind"`           // KindRollout or KindBench
+	Server string    `json:"server"`         // server block name; "" for a bench of a bare URL
+	From   string    `json:"from,omitempty"` // KindMove: the server's previous name
 	URL    string    `json:"url,omitempty"`
 
 	Engine EngineInfo `json:"engine"`
@@ -49,6 +66,7 @@ type Entry struct {
 
 	Gate  *GateSummary  `json:"gate,omitempty"`
 	Bench *BenchSummary `json:"bench,omitempty"`
+	Agent *AgentEvent   `json:"agent,omitempty"`
 
 	// Line is the entry's line number in the file (1-based), set by Read.
 	Line int `json:"-"`
@@ -78,6 +96,18 @@ type GateSummary struct {
 	Bench  string `json:"bench,omitempty"`
 	// Failures are the failed checks and violated thresholds, one line each.
 	Failures []string `json:"failures,omitempty"`
+}
+
+// AgentEvent is one action of roofline agent.
+type AgentEvent struct {
+	Action string `json:"action"` // AgentRestarted, ...
+	// Reason says why the agent acted: "the process is gone (...)".
+	Reason  string `json:"reason,omitempty"`
+	Attempt int    `json:"attempt,omitempty"` // the restart's number since the server was last healthy
+	// Class and Cause are the log classifier's verdict on a failed restart.
+	Class string `json:"class,omitempty"`
+	Cause string `json:"cause,omitempty"`
+	PID   int    `json:"pid,omitempty"` // the new process of a restart
 }
 
 // BenchSummary is what the journal keeps of a benchmark: the load and the
@@ -260,24 +290,43 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
+// MoveEntry is the entry of a rename of server from to to.
+func MoveEntry(from, to string, now time.Time) Entry {
+	return Entry{Time: now.UTC(), Kind: KindMove, Server: to, From: from}
+}
+
 // LastBench returns the newest entry of server that carries bench figures
 // (a bench, or a rollout whose gate ran one), or nil.
 func LastBench(entries []Entry, server string) *Entry {
+	name := server
 	for i := len(entries) - 1; i >= 0; i-- {
-		if entries[i].Server == server && entries[i].Bench != nil {
-			return &entries[i]
+		e := &entries[i]
+		if e.Kind == KindMove && e.Server == name && e.From != "" {
+			name = e.From // before the move, the server had this name
+			continue
+		}
+		if e.Server == name && e.Bench != nil {
+			return e
 		}
 	}
 	return nil
 }
 
-// ForServer returns the entries of one server, in order.
+// ForServer returns the entries of one server, in order, following its
+// renames back (entries before a move carry the previous name).
 func ForServer(entries []Entry, server string) []Entry {
 	var out []Entry
-	for _, e := range entries {
-		if e.Server == server {
-			out = append(out, e)
+	name := server
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if e.Server != name {
+			continue
+		}
+		out = append(out, e)
+		if e.Kind == KindMove && e.From != "" {
+			name = e.From
 		}
 	}
+	slices.Reverse(out)
 	return out
 }

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"maps"
+	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -67,6 +69,7 @@ func (pl *planner) crossChecks() {
 
 	pl.memoryChecks(ours)
 	pl.portChecks()
+	pl.exposureChecks()
 }
 
 func procName(p gpu.Process) string {
@@ -277,6 +280,7 @@ func (pl *planner) overlapPortOK(c *Change) bool {
 // portChecks: ports held by processes that are not ours, or by our servers
 // that stay running.
 func (pl *planner) portChecks() {
+	pl.backendRangeChecks()
 	if pl.in.Ports == nil {
 		return
 	}
@@ -294,6 +298,7 @@ func (pl *planner) portChecks() {
 			ourPorts[s.Port] = name
 		}
 	}
+	pl.foreignListeners()
 	for _, c := range pl.p.Changes {
 		if c.After == nil || c.Action == NoOp || c.Action == Update {
 			continue
@@ -307,5 +312,84 @@ func (pl *planner) portChecks() {
 			pl.diag(hcl.DiagError, ptr(s.Range("port")), "Port in use",
 				"Port %d is held by %s, which roofline did not start. Stop it, or choose another port for server %q.", c.After.Port, who, c.Name)
 		}
+	}
+}
+
+// backendRangeChecks: a public port inside the backend port range could be
+// handed to another server's engine; that is an error once any server is
+// behind a proxy.
+func (pl *planner) backendRangeChecks() {
+	proxied := false
+	for _, d := range pl.desired {
+		proxied = proxied || d.Proxy
+	}
+	if !proxied {
+		return
+	}
+	r := pl.in.Config.BackendPortRange()
+	for _, name := range slices.Sorted(maps.Keys(pl.desired)) {
+		d := pl.desired[name]
+		if d.Port >= r[0] && d.Port <= r[1] {
+			rng := pl.in.Config.Servers[name].Range("port")
+			pl.diag(hcl.DiagError, &rng, "Port inside the backend port range",
+				"Server %q listens on port %d, inside backend_ports %d-%d, where roofline picks the ports of the engines behind its proxies. Choose a port outside it, or set backend_ports in the roofline block to a range that leaves it out.", name, d.Port, r[0], r[1])
+		}
+	}
+}
+
+// foreignListeners: a socket on a running server's port (public or backend)
+// that none of its processes owns takes a share of its connections when both
+// use SO_REUSEPORT (vLLM does), or answers its clients on another address
+// ([::1] for "localhost").
+func (pl *planner) foreignListeners() {
+	ll, ok := pl.in.Ports.(ListenerLister)
+	if !ok {
+		return
+	}
+	for _, name := range pl.prior.Names() {
+		s := pl.prior.Servers[name]
+		o := pl.in.Observed[name]
+		if o == nil || !o.Alive {
+			continue
+		}
+		ours := map[int]bool{s.PID: true}
+		for _, p := range o.GPUPids {
+			ours[p] = true
+		}
+		if s.Proxy != nil {
+			ours[s.Proxy.PID] = true
+		}
+		for _, port := range []int{s.Port, s.BackendPort} {
+			if port == 0 {
+				continue
+			}
+			for _, l := range ll.Listeners(port) {
+				if l.PID != 0 && ours[l.PID] {
+					continue
+				}
+				var subject *hcl.Range
+				if cs := pl.in.Config.Servers[name]; cs != nil {
+					subject = ptr(cs.Range("port"))
+				}
+				pl.diag(hcl.DiagWarning, subject, "Foreign listener beside a server",
+					"%s listens on %s, the port of server %q, and roofline did not start it. Clients of the server can reach it instead (with SO_REUSEPORT it takes a share of the connections). Stop it, or move server %q to another port.", l.Who, l.Addr, name, name)
+			}
+		}
+	}
+}
+
+// exposureChecks: a server that listens beyond loopback with no API key
+// answers anyone who can reach the host.
+func (pl *planner) exposureChecks() {
+	for _, name := range slices.Sorted(maps.Keys(pl.desired)) {
+		d := pl.desired[name]
+		host := ListenHost(d)
+		if d.Keyed || loopbackOnly(host) {
+			continue
+		}
+		cs := pl.in.Config.Servers[name]
+		rng := cs.Range("host")
+		pl.diag(hcl.DiagWarning, &rng, "Server open beyond loopback without an API key",
+			"Server %q listens on %s, beyond loopback, and needs no API key: anyone who reaches that address can use it. Set api_key (from a sensitive variable) or api_key_file, or host = \"127.0.0.1\".", name, net.JoinHostPort(host, fmt.Sprint(d.Port)))
 	}
 }

@@ -36,9 +36,29 @@ func (pl *planner) foreignUse() map[int]uint64 {
 	return out
 }
 
+// modelSpec is fromodel.Spec, once per model: a fleet declared with
+// for_each runs one model on hundreds of servers, and classifying its
+// tensors was most of a plan's time. The spec is only read afterwards.
+func (pl *planner) modelSpec(info *model.Info) (vram.ModelSpec, error) {
+	if r, ok := pl.specs[info]; ok {
+		return r.spec, r.err
+	}
+	spec, err := fromodel.Spec(info)
+	if pl.specs == nil {
+		pl.specs = map[*model.Info]specResult{}
+	}
+	pl.specs[info] = specResult{spec, err}
+	return spec, err
+}
+
+type specResult struct {
+	spec vram.ModelSpec
+	err  error
+}
+
 // fit sizes one server with the engine's own memory rules and reports a
 // model that does not fit, or a KV cache too small for the concurrency.
-func (pl *planner) fit(s *config.Server, e *config.Engine, info *model.Info, d *Desired, inst *engine.Installed) {
+func (pl *planner) fit(s *config.Server, e *config.Engine, mr ModelResult, d *Desired, inst *engine.Installed) {
 	snap := pl.in.Snapshot
 	if len(s.GPUs) == 0 {
 		return
@@ -47,7 +67,13 @@ func (pl *planner) fit(s *config.Server, e *config.Engine, info *model.Info, d *
 	if !ok {
 		return // crossChecks reports the missing GPU
 	}
-	spec, err := fromodel.Spec(info)
+	var spec vram.ModelSpec
+	var err error
+	if mr.Spec != nil {
+		spec = *mr.Spec // from a host snapshot
+	} else {
+		spec, err = pl.modelSpec(mr.Info)
+	}
 	if err != nil {
 		pl.diag(hcl.DiagWarning, ptr(pl.in.Config.Models[s.Model].Range("path")), "Cannot size the model",
 			"Model %q: %v. The VRAM check is skipped for server %q.", s.Model, err, s.Name)
@@ -101,6 +127,16 @@ func (pl *planner) fit(s *config.Server, e *config.Engine, info *model.Info, d *
 		pl.diag(hcl.DiagError, ptr(s.DeclRange), "Cannot size the server", "Server %q: %v.", s.Name, err)
 		return
 	}
+	arch := ""
+	if mr.Info != nil && mr.Info.Config != nil && len(mr.Info.Config.Architectures) > 0 {
+		arch = mr.Info.Config.Architectures[0]
+	}
+	key := state.CalibrationKey{Engine: e.Kind, EngineIdentity: d.Engine.Identity, GPU: dev.Name, GPUMemoryBytes: total,
+		ModelFingerprint: d.Model.Fingerprint, TP: res.TP, PP: res.PP, DtypeBytes: spec.DtypeBytes,
+		KVCacheDtype: res.KVCacheDtype, MaxModelLen: res.MaxModelLen, MaxNumSeqs: res.MaxNumSeqs,
+		MaxNumBatchedTokens: res.MaxNumBatchedTokens, BlockSize: res.BlockSize,
+		Utilization: res.GPUMemoryUtilization, EnforceEager: s.EnforceEager}
+	res, d.Calibration = calibrate(pl.in.Calibrations, in, res, key, arch)
 	pl.fits[s.Name] = res
 	d.ClaimBytes = res.RequestedBytes
 	d.Predicted = &state.Footprint{
@@ -147,3 +183,12 @@ func FitTable(res *vram.Result) string {
 func gibs(b uint64) string { return fmt.Sprintf("%.2f GiB", float64(b)/gib) }
 
 func gibsSigned(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/gib) }
+
+// ModelSpec is the memory model's view of a model: from the snapshot, or
+// read from the folder's facts.
+func ModelSpec(mr ModelResult) (vram.ModelSpec, error) {
+	if mr.Spec != nil {
+		return *mr.Spec, nil
+	}
+	return fromodel.Spec(mr.Info)
+}

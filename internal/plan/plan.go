@@ -11,6 +11,7 @@ import (
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
+	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/vram"
 )
@@ -99,25 +100,55 @@ type Desired struct {
 	// CommandLen is how many leading words of Argv are the engine command.
 	CommandLen int `json:"command_len"`
 	// Env is what roofline sets on top of the driver's base environment.
-	Env    map[string]string `json:"env"`
-	GPUs   []int             `json:"gpus"`
-	Host   string            `json:"host"`
-	Port   int               `json:"port"`
-	Driver string            `json:"driver"`
-	Image  string            `json:"image,omitempty"`
+	Env map[string]string `json:"env"`
+	// Sensitive names the secret values of Argv and Env ("argv[I]",
+	// "env.KEY"): plain in memory, hashed in every output (secrets.go).
+	Sensitive []string `json:"sensitive,omitempty"`
+	// EnvFrom are host secrets, KEY → "file:/path" or "env:NAME", read
+	// only when apply starts the engine (ResolveHostEnv).
+	EnvFrom map[string]string `json:"env_from,omitempty"`
+	GPUs    []int             `json:"gpus"`
+	Host    string            `json:"host"`
+	Port    int               `json:"port"`
+	Driver  string            `json:"driver"`
+	Image   string            `json:"image,omitempty"`
 	// ConfigHash covers everything whose change needs a restart; GateHash
 	// the gate settings, which change in place.
 	ConfigHash string           `json:"config_hash"`
 	GateHash   string           `json:"gate_hash"`
 	Gate       *GateSpec        `json:"gate"`
 	Predicted  *state.Footprint `json:"predicted,omitempty"`
+	// Calibration says how Predicted was made (measured, estimated,
+	// uncalibrated) and keys the start's measurement, which apply records.
+	Calibration *Calibration `json:"calibration,omitempty"`
 	// Proxy: roofline's front proxy listens on Port and the engine on a
 	// backend port chosen at apply, so that a replacement can overlap the
 	// old instance (create_before_destroy).
 	Proxy bool `json:"proxy,omitempty"`
+	// Keyed: clients must send an API key. APIKey is the key from api_key,
+	// in memory only (never in a plan file, the state or output); APIKeyFile
+	// is api_key_file, read by apply.
+	Keyed      bool   `json:"api_key,omitempty"`
+	APIKey     string `json:"-"`
+	APIKeyFile string `json:"api_key_file,omitempty"`
+	// DrainTimeout bounds the wait for the old instance's requests after a
+	// switch (lifecycle's drain_timeout); reaching it cuts them.
+	DrainTimeout time.Duration `json:"drain_timeout,omitempty"`
+	// BackendPorts is the range the engine's backend port is taken from
+	// (the roofline block's backend_ports); it listens on 127.0.0.1.
+	BackendPorts [2]int `json:"backend_ports,omitzero"`
+	// Sources says, per flag of Argv, where the configuration set it:
+	// "main.hcl:61 max_model_len" (for reviewers; never hashed).
+	Sources map[string]string `json:"sources,omitempty"`
 	// ClaimBytes is the GPU memory the engine takes on each of its GPUs.
 	ClaimBytes uint64 `json:"claim_bytes"`
 }
+
+// DefaultDrainTimeout is lifecycle's drain_timeout when none is set.
+const DefaultDrainTimeout = config.DefaultDrainTimeout
+
+// DefaultBackendPorts is the roofline block's backend_ports when none is set.
+var DefaultBackendPorts = config.DefaultBackendPorts
 
 // GateSpec is the gate configuration as apply needs it.
 type GateSpec struct {
@@ -129,9 +160,12 @@ type GateSpec struct {
 
 // Change is one server's planned change.
 type Change struct {
-	Addr   string `json:"address"`
-	Name   string `json:"name"`
-	Action Action `json:"-"`
+	Addr string `json:"address"`
+	Name string `json:"name"`
+	// PreviousName is the server's name in the state when a moved block
+	// renames it ("beta" for server.beta); apply re-keys it first.
+	PreviousName string `json:"previous_name,omitempty"`
+	Action       Action `json:"-"`
 	// Reason says why, for people: "max_model_len changed", "process died".
 	Reason string `json:"reason,omitempty"`
 	// ReplacePaths lists the attributes whose change forces a replacement.
@@ -144,6 +178,37 @@ type Change struct {
 	// LastBench is the running server's last benchmark, shown beside the
 	// thresholds its replacement must meet.
 	LastBench *journal.Entry `json:"last_bench,omitempty"`
+	// EnvChanges are the environment variables that differ, per key.
+	EnvChanges []EnvChange `json:"env_changes,omitempty"`
+	// ModelFiles names the files of the model folder that changed
+	// ("~ config.json", "+ extra.safetensors", "- old.bin").
+	ModelFiles []string `json:"model_files,omitempty"`
+
+	// masked is After as output shows it, computed once so that every
+	// rendering of one plan shows the same hashes.
+	masked *Desired
+}
+
+// MaskedAfter is After with its sensitive values hashed (Desired.Masked).
+func (c *Change) MaskedAfter() *Desired {
+	if c.After == nil {
+		return nil
+	}
+	if c.masked == nil {
+		c.masked = c.After.Masked(c.Before)
+	}
+	return c.masked
+}
+
+// EnvChange is one environment variable's change. Sensitive values (by
+// name, or recorded redacted) are never carried: Before and After are
+// then empty.
+type EnvChange struct {
+	Key       string `json:"key"`
+	Action    string `json:"action"` // "create", "update" or "delete"
+	Before    string `json:"before,omitempty"`
+	After     string `json:"after,omitempty"`
+	Sensitive bool   `json:"sensitive,omitempty"`
 }
 
 // Drift is something that changed outside roofline.
@@ -181,6 +246,15 @@ type Plan struct {
 	// Fingerprint of the GPU snapshot the checks used.
 	InventoryFingerprint string `json:"inventory_fingerprint"`
 	InventorySource      string `json:"inventory_source"`
+	// SnapshotHost and SnapshotCreatedAt name the host snapshot a review
+	// plan was made from (roofline snapshot), "" and zero otherwise.
+	SnapshotHost      string    `json:"snapshot_host,omitempty"`
+	SnapshotCreatedAt time.Time `json:"snapshot_created_at,omitempty"`
+	// Installs and Models identify each engine install (lock identity and
+	// flag list hash) and model folder the plan was made with: a saved plan
+	// is stale once either changed.
+	Installs map[string]string `json:"installs,omitempty"`
+	Models   map[string]string `json:"models,omitempty"`
 
 	Changes     []*Change            `json:"-"`
 	Drift       []*Drift             `json:"drift,omitempty"`
@@ -189,6 +263,9 @@ type Plan struct {
 	Files       map[string]*hcl.File `json:"-"`
 	// Snapshot is the GPU snapshot the plan was made with (not saved).
 	Snapshot *gpu.Snapshot `json:"-"`
+	// Secrets are the plain sensitive values of the configuration and of
+	// the host secrets read; every rendering masks text against them.
+	Secrets *secret.Set `json:"-"`
 }
 
 // HasErrors reports whether the plan may not be applied.
@@ -197,7 +274,7 @@ func (p *Plan) HasErrors() bool { return p.Diagnostics.HasErrors() }
 // HasChanges reports whether applying would change anything.
 func (p *Plan) HasChanges() bool {
 	for _, c := range p.Changes {
-		if c.Action != NoOp {
+		if c.Action != NoOp || c.PreviousName != "" {
 			return true
 		}
 	}

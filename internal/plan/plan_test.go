@@ -24,6 +24,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// hostReaders gives run's plans the host-secret readers (secrets_test.go).
+var hostReaders bool
+
 var configHash = regexp.MustCompile(`"config_hash": "[0-9a-f]+"`)
 
 // models holds sparse synthetic model folders shared by the tests.
@@ -110,6 +113,9 @@ func run(t *testing.T, c tc) *Plan {
 	if in.Snapshot == nil {
 		in.Snapshot = gputest.H100s(8)
 	}
+	if hostReaders {
+		in.ReadHostFile, in.Getenv = readFile, os.LookupEnv
+	}
 	for name, e := range cfg.Engines {
 		inst, ok := engine.Reference(e.Kind, e.Version)
 		if !ok {
@@ -192,9 +198,14 @@ func sev(d *hcl.Diagnostic) string {
 	return "Error"
 }
 
+// summaries lists the diagnostics, leaving out the warning about a server
+// without an API key beyond loopback (TestExposureWarning checks it).
 func summaries(p *Plan) []string {
 	var out []string
 	for _, d := range p.Diagnostics {
+		if d.Summary == exposureSummary {
+			continue
+		}
 		out = append(out, sev(d)+": "+d.Summary)
 	}
 	return out
@@ -320,8 +331,8 @@ func TestPortTakenByForeignProcess(t *testing.T) {
 	if got := summaries(p); len(got) != 1 || got[0] != "Error: Port in use" {
 		t.Fatalf("diags %v", got)
 	}
-	if !strings.Contains(p.Diagnostics[0].Detail, "pid 4242") || p.Diagnostics[0].Subject.Start.Line != strings.Count(baseHCL, "\n")+6 {
-		t.Errorf("diag %+v at %v", p.Diagnostics[0].Detail, p.Diagnostics[0].Subject)
+	if d := others(p)[0]; !strings.Contains(d.Detail, "pid 4242") || d.Subject.Start.Line != strings.Count(baseHCL, "\n")+6 {
+		t.Errorf("diag %+v at %v", d.Detail, d.Subject)
 	}
 	golden(t, "port-taken", p)
 }
@@ -392,8 +403,8 @@ func TestRemovedFlag(t *testing.T) {
 	if len(got) != 1 || !strings.HasPrefix(got[0], "Error: ") {
 		t.Fatalf("diags %v", got)
 	}
-	if !strings.Contains(p.Diagnostics[0].Detail, "removed") {
-		t.Errorf("detail %q should say the flag was removed", p.Diagnostics[0].Detail)
+	if d := others(p)[0]; !strings.Contains(d.Detail, "removed") {
+		t.Errorf("detail %q should say the flag was removed", d.Detail)
 	}
 	golden(t, "removed-flag", p)
 }
@@ -414,10 +425,10 @@ func TestStalePlan(t *testing.T) {
 	first := run(t, tc{hcl: qwenServer})
 	dir := t.TempDir()
 	path := filepath.Join(dir, "plan.json")
-	if err := Save(path, first); err != nil {
+	if err := Save(path, first, testKey); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Load(path)
+	p, err := Load(path, testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -496,5 +507,45 @@ model "elsewhere" {
 	cfg, _ = config.Load(models, []string{"main.hcl"}, map[string][]byte{"main.hcl": []byte(bad)})
 	if p := mk(true); !p.HasErrors() {
 		t.Error("a removed flag must fail a review plan too")
+	}
+}
+
+// others is p's diagnostics without the exposure warning.
+func others(p *Plan) hcl.Diagnostics {
+	var out hcl.Diagnostics
+	for _, d := range p.Diagnostics {
+		if d.Summary != exposureSummary {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+const exposureSummary = "Server open beyond loopback without an API key"
+
+// TestExposureWarning: a server reachable beyond loopback without an API
+// key is a warning; with a key, or on loopback, it is not.
+func TestExposureWarning(t *testing.T) {
+	rows := []struct {
+		name, attrs string
+		warn        bool
+	}{
+		{"vLLM default host", ``, true},
+		{"all interfaces", `host = "0.0.0.0"`, true},
+		{"loopback", `host = "127.0.0.1"`, false},
+		{"keyed", `api_key = "k-123"`, false},
+		{"key file", `api_key_file = "/etc/roofline/key"`, false},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			p := run(t, tc{hcl: strings.Replace(qwenServer, "  port ", "  "+r.attrs+"\n  port ", 1)})
+			got := false
+			for _, d := range p.Diagnostics {
+				got = got || d.Summary == exposureSummary
+			}
+			if got != r.warn {
+				t.Fatalf("warning %v, want %v: %v", got, r.warn, summaries(p))
+			}
+		})
 	}
 }

@@ -4,28 +4,40 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"maps"
+	"slices"
 
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/state"
 )
 
-// Save writes a plan file: the JSON plan, readable only by its owner (it
-// holds the rendered environment). A plan with errors cannot be saved.
-func Save(path string, p *Plan) error {
+// Save writes a plan file, readable only by its owner. Its sensitive
+// values are hashed like in plan -json; the plain ones apply needs are
+// sealed (encrypted) with key, and the whole file is authenticated with it
+// (seal.go). A plan with errors cannot be saved.
+func Save(path string, p *Plan, key []byte) error {
 	if p.HasErrors() {
 		return errors.New("a plan with errors cannot be saved")
 	}
-	b, err := json.MarshalIndent(p.ToJSON(), "", "  ")
+	j := p.ToJSON()
+	if err := seal(j, p, key); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(j, "", "  ")
 	if err != nil {
 		return err
 	}
 	return fsx.WriteFile(path, append(b, '\n'), 0o600)
 }
 
-// Load reads a plan file written by Save.
-func Load(path string) (*Plan, error) {
-	b, err := os.ReadFile(path)
+// maxPlanFile bounds what Load reads.
+const maxPlanFile = 64 << 20
+
+// Load reads a plan file written by Save with the same key. A file whose
+// MAC does not verify (edited, or made with another state directory's key)
+// is refused with ErrTampered.
+func Load(path string, key []byte) (*Plan, error) {
+	b, err := fsx.ReadFile(path, maxPlanFile)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +54,13 @@ func Load(path string) (*Plan, error) {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return nil, fmt.Errorf("%s is not a roofline plan file: %v", path, err)
 	}
-	return FromJSON(&j), nil
+	plain, err := unseal(&j, key)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	p := FromJSON(&j)
+	restorePlain(p, plain)
+	return p, nil
 }
 
 // ErrStale is returned by CheckFresh.
@@ -62,6 +80,24 @@ func CheckFresh(p *Plan, current *state.File, inventoryFingerprint string) error
 	}
 	if inventoryFingerprint != "" && p.InventoryFingerprint != "" && inventoryFingerprint != p.InventoryFingerprint {
 		return fmt.Errorf("%w: the GPUs changed since the plan was made (memory in use or processes differ). Run roofline plan again", ErrStale)
+	}
+	return nil
+}
+
+// CheckInstalls refuses a saved plan when an engine install or a model
+// folder it was made with changed since (an in-place pip upgrade, a
+// re-downloaded model): installs and models are the current identities,
+// as the plan records them (InstallIDs, model fingerprints).
+func CheckInstalls(p *Plan, installs, models map[string]string) error {
+	for _, name := range slices.Sorted(maps.Keys(p.Installs)) {
+		if now, ok := installs[name]; ok && now != p.Installs[name] {
+			return fmt.Errorf("%w: engine %q changed since the plan was made (another install or flag list). Run roofline plan again", ErrStale, name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.Models)) {
+		if now, ok := models[name]; ok && now != p.Models[name] {
+			return fmt.Errorf("%w: the files of model %q changed since the plan was made. Run roofline plan again", ErrStale, name)
+		}
 	}
 	return nil
 }

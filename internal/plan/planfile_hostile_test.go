@@ -19,13 +19,13 @@ func TestSaveNeverWritesThroughASymlink(t *testing.T) {
 
 	out := filepath.Join(dir, "plan.out")
 	os.Symlink(victim, out)
-	if err := Save(out, p); !errors.Is(err, fsx.ErrSymlink) {
+	if err := Save(out, p, testKey); !errors.Is(err, fsx.ErrSymlink) {
 		t.Fatalf("symlinked -out: err = %v, want a refusal", err)
 	}
 
 	out2 := filepath.Join(dir, "plan2.out")
 	os.Symlink(victim, out2+".tmp")
-	if err := Save(out2, p); err != nil {
+	if err := Save(out2, p, testKey); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Lstat(out2); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
@@ -35,3 +35,5 @@ func TestSaveNeverWritesThroughASymlink(t *testing.T) {
 		t.Fatalf("the link's target became %q", b)
 	}
 }
+
+var testKey = []byte("0123456789abcdef0123456789abcdef")

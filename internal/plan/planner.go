@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/roofline/roofline/internal/fsx"
 	"maps"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/model"
+	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/version"
 	"github.com/roofline/roofline/internal/vram"
@@ -32,7 +35,16 @@ type EngineResult struct {
 type ModelResult struct {
 	Info        *model.Info
 	Fingerprint string
-	Err         error
+	// Files is the folder's manifest (ModelManifest); LegacyFingerprint
+	// the fingerprint older roofline versions recorded.
+	Files             map[string]string
+	LegacyFingerprint string
+	// Spec is the model as the memory model needs it; a host snapshot
+	// carries it instead of the folder (Info is then nil).
+	Spec *vram.ModelSpec
+	// Problems are the folder's problems when Info is absent.
+	Problems []model.Problem
+	Err      error
 }
 
 // Observation is what refresh saw of one server in the state.
@@ -46,11 +58,61 @@ type Observation struct {
 	// GPUPids are the pids of the server's process group, to tell its GPU
 	// memory from foreign processes.
 	GPUPids []int
+	// ProxyPort is the backend port the server's proxy forwards to (read
+	// from its target file, which the proxy follows within 100 ms); 0 when
+	// there is no proxy or it cannot be read. It decides which instance of
+	// an interrupted rollout serves.
+	ProxyPort int
+}
+
+// Recovery is what an interrupted create-before-destroy rollout (a state
+// with a deposed instance) needs. Plan describes it and apply does it, both
+// through RecoveryOf, so they agree.
+type Recovery int
+
+const (
+	// RecoverForward: the new instance passed its gates (or the proxy
+	// already points at it): it becomes the server; the proxy is pointed at
+	// it, the old instance drains and stops.
+	RecoverForward Recovery = iota + 1
+	// RecoverBack: the new instance never passed its gates or is gone: the
+	// proxy is pointed back at the old instance (when it is not already)
+	// before the new one is stopped.
+	RecoverBack
+)
+
+// RecoveryOf decides an interrupted rollout of s (s.Deposed != nil): s is the
+// new instance, newAlive whether its process runs, proxyPort where the proxy
+// points (0 unknown). The instance that serves is never the one stopped.
+func RecoveryOf(s *state.Server, proxyPort int, newAlive bool) Recovery {
+	if !newAlive {
+		return RecoverBack
+	}
+	if s.Status == state.StatusReady || (proxyPort != 0 && proxyPort == s.BackendPort) || (s.Gate != nil && s.Gate.Passed) {
+		return RecoverForward
+	}
+	return RecoverBack
 }
 
 // PortChecker says whether a port is held, and by whom.
 type PortChecker interface {
 	Holder(host string, port int) (held bool, who string)
+}
+
+// Listener is a socket listening on a port: its address, its owner's pid
+// (0 when not visible) and a description of the owner.
+type Listener struct {
+	Addr string
+	PID  int
+	Who  string
+}
+
+// ListenerLister lists every socket listening on a port, IPv4 and IPv6,
+// one per socket (two SO_REUSEPORT sockets on one address are two). A
+// PortChecker that implements it lets plan find foreign listeners beside
+// running servers.
+type ListenerLister interface {
+	Listeners(port int) []Listener
 }
 
 // Inputs is everything the planner needs; refresh gathers it.
@@ -64,7 +126,9 @@ type Inputs struct {
 	Observed    map[string]*Observation
 	// LastBench is the newest journal entry with bench figures, per server.
 	LastBench map[string]*journal.Entry
-	Ports     PortChecker
+	// Calibrations are the engines' measured figures of past starts.
+	Calibrations *state.Calibrations
+	Ports        PortChecker
 	// Self is the executable that runs rehearsal engines.
 	Self string
 
@@ -74,10 +138,14 @@ type Inputs struct {
 	// machine. A missing engine is then checked against roofline's built-in
 	// flag list of its pinned version, and a missing model folder skips the
 	// VRAM check; both are warnings instead of errors. apply never reviews.
-	Review  bool
-	Targets []string // server names; empty = all
-	Replace []string // server names to replace even if unchanged
-	Now     time.Time
+	Review bool
+	// ReadHostFile and Getenv read host secrets (env_from_file,
+	// env_from_host) for the rotation check only; nil: not read (review).
+	ReadHostFile func(path string) (string, error)
+	Getenv       func(name string) (string, bool)
+	Targets      []string // server names; empty = all
+	Replace      []string // server names to replace even if unchanged
+	Now          time.Time
 }
 
 // Make plans. It never fails: problems are diagnostics in the plan.
@@ -99,20 +167,29 @@ func Make(in *Inputs) *Plan {
 	if p.Mode == "" {
 		p.Mode = ModeNormal
 	}
+	p.Secrets = secret.NewSet()
 	if cfg != nil {
 		p.ConfigDir = cfg.Dir
 		p.Files = cfg.Files
+		p.Secrets = cfg.Secrets()
 	}
 	if in.Snapshot != nil {
 		p.InventoryFingerprint = in.Snapshot.Fingerprint()
 		p.InventorySource = in.Snapshot.Source
 		p.Snapshot = in.Snapshot
 	}
-	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}}
+	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}, host: map[string]map[string]string{}}
+	p.Installs, p.Models = InstallIDs(cfg, in.Engines), map[string]string{}
+	for name, m := range in.Models {
+		if m.Fingerprint != "" {
+			p.Models[name] = m.Fingerprint
+		}
+	}
 	if len(in.Targets) > 0 {
 		pl.diag(hcl.DiagWarning, nil, "Resource targeting is in effect",
 			"You are creating a plan with the -target option, which means that the result of this plan may not represent all of the changes requested by the current configuration.\n\nThe -target option is not for routine use, and is provided only for exceptional situations such as recovering from errors or mistakes.")
 	}
+	pl.applyMoves()
 	pl.drift()
 	if p.Mode == ModeRefreshOnly {
 		return p
@@ -128,6 +205,8 @@ func Make(in *Inputs) *Plan {
 		}
 	}
 	pl.diff()
+	pl.lifecycleRules()
+	pl.renameHints()
 	if p.Mode != ModeDestroy {
 		pl.crossChecks()
 	}
@@ -141,6 +220,185 @@ type planner struct {
 	prior   *state.File
 	desired map[string]*Desired
 	fits    map[string]*vram.Result
+	specs   map[*model.Info]specResult // per model, see modelSpec
+	moved   map[string]string          // new name → name in the state (moved blocks)
+	// host holds the host secrets plan could read, per server, for the
+	// rotation check; never stored or shown.
+	host map[string]map[string]string
+}
+
+// applyMoves renames servers in (a copy of) the prior state as the moved
+// blocks say, so the rest of the plan compares the new names; each change
+// remembers its previous name and apply re-keys it first.
+func (pl *planner) applyMoves() {
+	cfg := pl.in.Config
+	if cfg == nil || len(cfg.Moved) == 0 {
+		return
+	}
+	cloned := false
+	for _, m := range cfg.Moved {
+		if pl.prior.Server(m.From) == nil {
+			continue // moved already, or never applied
+		}
+		if pl.prior.Server(m.To) != nil {
+			pl.diag(hcl.DiagWarning, ptr(m.DeclRange), "Moved object already exists",
+				"Both server.%s and server.%s are in the state, so this moved block is ignored: server.%s is planned on its own. Remove one of them (roofline state rm) or this block.", m.From, m.To, m.From)
+			continue
+		}
+		if !cloned {
+			cloned = true
+			pl.prior = pl.prior.Clone()
+			in := *pl.in
+			in.Observed = maps.Clone(in.Observed)
+			in.LastBench = maps.Clone(in.LastBench)
+			pl.in = &in
+			pl.moved = map[string]string{}
+		}
+		_ = pl.prior.Move(m.From, m.To)
+		if o, ok := pl.in.Observed[m.From]; ok {
+			delete(pl.in.Observed, m.From)
+			pl.in.Observed[m.To] = o
+		}
+		if b, ok := pl.in.LastBench[m.From]; ok {
+			delete(pl.in.LastBench, m.From)
+			pl.in.LastBench[m.To] = b
+		}
+		pl.moved[m.To] = m.From
+	}
+}
+
+// triggerFiles hashes the files of a server's replace_triggered_by (a chat
+// template the engine reads at start, say); "" when it has none. A file
+// that cannot be read is an error: the plan could not tell a change.
+func (pl *planner) triggerFiles(s *config.Server) string {
+	var parts []string
+	for _, t := range s.Lifecycle.ReplaceTriggeredBy {
+		if t.File == "" {
+			continue
+		}
+		b, err := fsx.ReadFile(t.File, 64<<20)
+		if err != nil {
+			pl.diag(hcl.DiagError, ptr(t.Range), "Cannot read a replace_triggered_by file", "%s: %v. plan hashes the file to tell when it changes.", t.File, err)
+			parts = append(parts, t.File+":unreadable")
+			continue
+		}
+		sum := sha256.Sum256(b)
+		parts = append(parts, t.File+":"+hex.EncodeToString(sum[:]))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// lifecycleRules applies prevent_destroy, ignore_changes and server
+// triggers of replace_triggered_by to the changes diff made.
+func (pl *planner) lifecycleRules() {
+	cfg := pl.in.Config
+	if cfg == nil {
+		return
+	}
+	replaced := map[string]bool{}
+	for _, c := range pl.p.Changes {
+		s := cfg.Servers[c.Name]
+		if s == nil || pl.p.Mode == ModeDestroy {
+			continue
+		}
+		if (c.Action == DeleteThenCreate || c.Action == CreateThenDelete) && !slices.Contains(pl.in.Replace, c.Name) &&
+			c.Before != nil && c.Before.Status == state.StatusReady && len(c.ReplacePaths) > 0 {
+			ignored := true
+			for _, p := range c.ReplacePaths {
+				ignored = ignored && s.Lifecycle.Ignores(p)
+			}
+			if ignored {
+				c.Action, c.Reason = NoOp, ""
+				pl.diag(hcl.DiagWarning, ptr(s.Lifecycle.DeclRange), "Changes ignored",
+					"%s differs from the configuration in %s, which lifecycle.ignore_changes ignores: it keeps running as it is.", c.Addr, strings.Join(c.ReplacePaths, ", "))
+				continue
+			}
+		}
+		if c.Action == Create || c.Action == DeleteThenCreate || c.Action == CreateThenDelete {
+			replaced[c.Name] = true
+		}
+	}
+	// Server triggers: replace a running server when one it names is
+	// created or replaced in this plan (one level, as Terraform).
+	for _, c := range pl.p.Changes {
+		s := cfg.Servers[c.Name]
+		if s == nil || c.Before == nil || c.After == nil || (c.Action != NoOp && c.Action != Update) {
+			continue
+		}
+		for _, t := range s.Lifecycle.ReplaceTriggeredBy {
+			if t.Server == "" || !replaced[t.Server] {
+				continue
+			}
+			c.Action = DeleteThenCreate
+			if s.Lifecycle.CreateBeforeDestroy {
+				c.Action = CreateThenDelete
+			}
+			c.ReplacePaths = []string{"replace_triggered_by"}
+			c.Reason = fmt.Sprintf("replace_triggered_by: server.%s is replaced", t.Server)
+			break
+		}
+	}
+	for _, c := range pl.p.Changes {
+		var s *config.Server
+		if cfg != nil {
+			s = cfg.Servers[c.Name]
+		}
+		if s == nil || !s.Lifecycle.PreventDestroy {
+			continue
+		}
+		if c.Action == Delete || c.Action == DeleteThenCreate || c.Action == CreateThenDelete {
+			if c.Action != Delete && c.Before == nil {
+				continue
+			}
+			pl.diag(hcl.DiagError, ptr(s.Lifecycle.Ranges.Get("prevent_destroy", s.Lifecycle.DeclRange)), "Instance cannot be destroyed",
+				"%s has lifecycle.prevent_destroy set, but the plan would %s it (%s). To go ahead, set prevent_destroy = false first; or undo the change, or use -target to leave it out.",
+				c.Addr, map[bool]string{true: "destroy", false: "replace"}[c.Action == Delete], c.Reason)
+		}
+	}
+}
+
+// renameHints suggests a moved block for a server destroyed under one name
+// and created, unchanged, under another: the rename costs a restart.
+func (pl *planner) renameHints() {
+	creates := map[string]*Change{}
+	for _, c := range pl.p.Changes {
+		if c.Action == Create && c.After != nil {
+			creates[c.After.ConfigHash] = c
+		}
+	}
+	for _, c := range pl.p.Changes {
+		if c.Action != Delete || c.Before == nil || pl.p.Mode == ModeDestroy {
+			continue
+		}
+		if n, ok := creates[c.Before.ConfigHash]; ok {
+			pl.diag(hcl.DiagWarning, nil, "Rename with a restart",
+				"%s would be destroyed and %s created with the same settings: a full stop and model load. If this is a rename, add\n\n  moved {\n    from = %s\n    to   = %s\n  }\n\nand roofline re-keys the running server instead (no restart), or run roofline state mv %s %s.",
+				c.Addr, n.Addr, c.Addr, n.Addr, quoteAddr(c.Addr), quoteAddr(n.Addr))
+		}
+	}
+}
+
+func hasTriggerFiles(s *config.Server) bool { return triggerFileNames(s) != "" }
+
+func triggerFileNames(s *config.Server) string {
+	if s == nil {
+		return ""
+	}
+	var out []string
+	for _, t := range s.Lifecycle.ReplaceTriggeredBy {
+		if t.File != "" {
+			out = append(out, filepath.Base(t.File))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// quoteAddr quotes an address with an instance key for the shell.
+func quoteAddr(a string) string {
+	if strings.ContainsAny(a, "[\"") {
+		return "'" + a + "'"
+	}
+	return a
 }
 
 func (pl *planner) diag(sev hcl.DiagnosticSeverity, rng *hcl.Range, summary, detail string, args ...any) {
@@ -228,10 +486,11 @@ func (pl *planner) engineAndModelChecks() {
 			pl.diag(hcl.DiagError, ptr(m.Range("path")), "Model folder not usable", "Model %q: %v", m.Name, r.Err)
 			continue
 		}
-		if r.Info == nil {
-			continue
+		problems := r.Problems
+		if r.Info != nil {
+			problems = r.Info.Problems
 		}
-		for _, pr := range r.Info.Problems {
+		for _, pr := range problems {
 			sev := hcl.DiagError
 			if pr.Severity == "warning" {
 				sev = hcl.DiagWarning
@@ -267,7 +526,7 @@ func (pl *planner) desire(s *config.Server) {
 	d := &Desired{
 		Name:   s.Name,
 		Engine: state.EngineRef{Name: e.Name, Kind: e.Kind, Version: er.Installed.Version, Identity: engineIdentity(e, er.Installed)},
-		Model:  state.ModelRef{Name: m.Name, Path: m.Path, ServedName: m.ServedName, Fingerprint: mr.Fingerprint},
+		Model:  state.ModelRef{Name: m.Name, Path: m.Path, ServedName: m.ServedName, Fingerprint: mr.Fingerprint, Files: mr.Files},
 		Argv:   launch.Argv,
 		Env:    launch.Env,
 		GPUs:   slices.Clone(s.GPUs),
@@ -289,9 +548,40 @@ func (pl *planner) desire(s *config.Server) {
 		}
 		d.Env["ROOFLINE_REHEARSAL_INVENTORY"] = src
 	}
+	if prev := pl.prior.Servers[s.Name]; prev != nil && prev.Model.Files == nil && prev.Model.Fingerprint != "" &&
+		prev.Model.Fingerprint == mr.LegacyFingerprint && prev.Model.Path == m.Path {
+		// Recorded by a roofline that fingerprinted modification times:
+		// the folder is unchanged, so keep its fingerprint and restart
+		// nothing; the next start records the manifest.
+		d.Model.Fingerprint, d.Model.Files = prev.Model.Fingerprint, nil
+	}
+	if d.Gate.Bench != nil {
+		// Source ranges are where a value was written, not what it is: a
+		// comment or a reordered attribute must not change the gate hash.
+		b := *d.Gate.Bench
+		b.DeclRange, b.Ranges = hcl.Range{}, nil
+		d.Gate.Bench = &b
+	}
 	prefix := len(engine.Command(e, pl.in.Self))
+	d.Sources = flagSources(s, m, launch.Argv[min(prefix, len(launch.Argv)):])
 	d.CommandLen = prefix
-	d.Proxy = s.Lifecycle.CreateBeforeDestroy
+	d.APIKey, d.APIKeyFile = s.APIKey, s.APIKeyFile
+	d.Keyed = s.APIKey != "" || s.APIKeyFile != ""
+	// SGLang takes its key only on its command line, where every local
+	// user can read it: roofline's proxy enforces the key instead.
+	d.Proxy = s.Lifecycle.CreateBeforeDestroy || (d.Keyed && e.Kind == config.KindSGLang)
+	if d.Proxy {
+		d.BackendPorts = pl.in.Config.BackendPortRange()
+		d.DrainTimeout = s.Lifecycle.DrainTimeout
+		if d.DrainTimeout <= 0 {
+			d.DrainTimeout = config.DefaultDrainTimeout
+		}
+	}
+	d.EnvFrom = hostEnvFrom(s)
+	markSensitive(d, s, pl.p.Secrets)
+	pl.host[s.Name] = planHostSecrets(s, pl.in.ReadHostFile, pl.in.Getenv, pl.p.Secrets)
+	// Secrets enter the hash as a placeholder: see hashable.
+	hashArgv, hashEnv := hashable(d)
 	d.ConfigHash = hashOf(struct {
 		Args   []string
 		Env    map[string]string
@@ -303,12 +593,23 @@ func (pl *planner) desire(s *config.Server) {
 		Driver string
 		Image  string
 		Proxy  bool
-	}{launch.Argv[min(prefix, len(launch.Argv)):], launch.Env, d.GPUs, d.Host, d.Port, d.Engine, d.Model, d.Driver, d.Image, d.Proxy})
+	}{hashArgv[min(prefix, len(hashArgv)):], hashEnv, d.GPUs, d.Host, d.Port, d.Engine, modelIdentity(d.Model), d.Driver, d.Image, d.Proxy})
+	if d.Keyed {
+		// A new key needs a restart. Only a digest of it enters the hash
+		// (and unkeyed servers keep the hash they had).
+		sum := sha256.Sum256([]byte("roofline api key\x00" + d.APIKey))
+		d.ConfigHash = hashOf(struct{ Base, KeyFile, Key string }{d.ConfigHash, d.APIKeyFile, hex.EncodeToString(sum[:])})
+	}
+	if t := pl.triggerFiles(s); t != "" {
+		// Only servers with trigger files hash them: the others' hashes
+		// stay what they were.
+		d.ConfigHash = hashOf([]string{d.ConfigHash, t})
+	}
 	d.GateHash = hashOf(d.Gate)
 	pl.desired[s.Name] = d
 
-	if mr.Info != nil && pl.in.Snapshot != nil {
-		pl.fit(s, e, mr.Info, d, er.Installed)
+	if (mr.Info != nil || mr.Spec != nil) && pl.in.Snapshot != nil {
+		pl.fit(s, e, mr, d, er.Installed)
 	}
 }
 
@@ -327,6 +628,13 @@ func engineIdentity(e *config.Engine, inst *engine.Installed) string {
 		return "rehearsal:" + e.Kind + "@" + e.Version
 	}
 	return hashOf(inst.Identity)
+}
+
+// modelIdentity is what of a model reference the config hash covers: the
+// manifest is summed up by the fingerprint.
+func modelIdentity(m state.ModelRef) state.ModelRef {
+	m.Files = nil
+	return m
 }
 
 func hashOf(v any) string {
@@ -363,23 +671,46 @@ func (pl *planner) diff() {
 			after = nil
 		}
 		obs := pl.in.Observed[name]
-		if before != nil && before.Deposed != nil && before.Status != state.StatusReady {
-			// A create-before-destroy rollout was interrupted: the old
-			// instance still serves (the proxy points at it); apply stops
-			// the ungated new one and starts over from the old.
-			pl.p.Drift = append(pl.p.Drift, &Drift{Addr: "server." + name, Summary: "a rollout was interrupted",
-				Detail: fmt.Sprintf("the new instance (pid %d) never passed its gates and will be stopped; the old one (pid %d) keeps serving", before.PID, before.Deposed.PID)})
-			restored := before.Deposed.Clone()
-			restored.Proxy = before.Proxy
-			before = restored
-			obs = nil
+		if before != nil && before.Deposed != nil {
+			proxyPort, alive := 0, obs == nil || obs.Alive
+			if obs != nil {
+				proxyPort = obs.ProxyPort
+			}
+			switch RecoveryOf(before, proxyPort, alive) {
+			case RecoverBack:
+				// The old instance still serves (or will, once the proxy is
+				// pointed back at it); apply stops the new one and starts
+				// over from the old.
+				why := fmt.Sprintf("the new instance (pid %d) never passed its gates", before.PID)
+				if !alive {
+					why = fmt.Sprintf("the new instance (pid %d) is gone", before.PID)
+				}
+				pl.p.Drift = append(pl.p.Drift, &Drift{Addr: "server." + name, Summary: "a rollout was interrupted",
+					Detail: why + fmt.Sprintf("; apply points the proxy at the old one (pid %d), which keeps serving, and then stops the new one", before.Deposed.PID)})
+				restored := before.Deposed.Clone()
+				restored.Proxy = before.Proxy
+				before = restored
+				obs = nil
+			case RecoverForward:
+				if before.Status != state.StatusReady {
+					pl.p.Drift = append(pl.p.Drift, &Drift{Addr: "server." + name, Summary: "a rollout was interrupted after its gates",
+						Detail: fmt.Sprintf("the new instance (pid %d) passed its gates; apply finishes the rollout: the proxy points at it, the old one (pid %d) drains and stops", before.PID, before.Deposed.PID)})
+					promoted := before.Clone()
+					promoted.Status = state.StatusReady
+					before = promoted
+				}
+			}
 		}
-		c := &Change{Addr: "server." + name, Name: name, Before: before, After: after, Fit: pl.fits[name]}
+		c := &Change{Addr: "server." + name, Name: name, PreviousName: pl.moved[name], Before: before, After: after, Fit: pl.fits[name]}
 		if before != nil {
 			c.Measured = before.Footprint
 			c.LastBench = pl.in.LastBench[name]
 		}
 		gone := before != nil && obs != nil && !obs.Alive
+		var rotated []string
+		if before != nil && after != nil {
+			rotated = secretChanges(before, after, pl.host[name])
+		}
 		switch {
 		case before == nil && after != nil:
 			c.Action = Create
@@ -398,8 +729,17 @@ func (pl *planner) diff() {
 		case gone:
 			c.Action = Create
 			c.Reason = "the process is gone (" + obs.Detail + "); roofline starts it again"
-		case before.ConfigHash != after.ConfigHash || slices.Contains(pl.in.Replace, name) || before.Status == state.StatusFailed || before.Status == state.StatusStarting:
+		case before.ConfigHash != after.ConfigHash || len(rotated) > 0 || slices.Contains(pl.in.Replace, name) || before.Status == state.StatusFailed || before.Status == state.StatusStarting:
 			c.ReplacePaths = replacePaths(before, after)
+			for _, r := range rotated {
+				c.ReplacePaths = append(c.ReplacePaths, r+" (sensitive value)")
+			}
+			sort.Strings(c.ReplacePaths)
+			c.ReplacePaths = slices.Compact(c.ReplacePaths)
+			c.EnvChanges = maskEnvChanges(EnvDiff(before.Env, effectiveEnv(before, after)), after.Sensitive)
+			if before.Model.Fingerprint != after.Model.Fingerprint && before.Model.Path == after.Model.Path {
+				c.ModelFiles = ModelFileChanges(before.Model.Files, after.Model.Files)
+			}
 			switch {
 			case slices.Contains(pl.in.Replace, name) && len(c.ReplacePaths) == 0:
 				c.Reason = "replacement requested with -replace"
@@ -407,8 +747,14 @@ func (pl *planner) diff() {
 				c.Reason = "the last start failed its gates"
 			case before.Status == state.StatusStarting && len(c.ReplacePaths) == 0:
 				c.Reason = "an interrupted apply never finished its gates"
+			case len(c.ReplacePaths) == 0 && hasTriggerFiles(pl.in.Config.Servers[name]):
+				c.ReplacePaths = []string{"replace_triggered_by"}
+				c.Reason = "a file of replace_triggered_by changed (" + triggerFileNames(pl.in.Config.Servers[name]) + ")"
 			default:
 				c.Reason = strings.Join(c.ReplacePaths, ", ") + " changed"
+				if len(c.ModelFiles) > 0 {
+					c.Reason += "; model files: " + strings.Join(c.ModelFiles, ", ")
+				}
 			}
 			c.Action = DeleteThenCreate
 			if cs := pl.in.Config.Servers[name]; cs != nil && cs.Lifecycle.CreateBeforeDestroy {
@@ -452,10 +798,19 @@ func replacePaths(before *state.Server, after *Desired) []string {
 	if before.Host != after.Host {
 		out = append(out, "host")
 	}
-	if !state.EnvEqual(before.Env, after.Env) {
-		out = append(out, "env")
+	if env := effectiveEnv(before, after); !state.EnvEqual(before.Env, env) {
+		for _, k := range envDiffKeys(before.Env, env) {
+			if !slices.Contains(after.Sensitive, "env."+k) {
+				out = append(out, "env") // the keys are in EnvChanges
+				break
+			}
+		}
 	}
-	for _, f := range ArgvDiffFlags(publicArgv(before), after.Argv) {
+	_, sensArgv := state.SensitivePaths(after.Sensitive)
+	for _, f := range ArgvDiffFlags(unmaskEqual(publicArgv(before), after.Argv), after.Argv) {
+		if sensitiveFlag(after.Argv, sensArgv, f) {
+			continue // named by secretChanges, without its value
+		}
 		out = append(out, f)
 	}
 	sort.Strings(out)
@@ -475,4 +830,78 @@ func sortDiags(diags hcl.Diagnostics) {
 			return a.Start.Byte < b.Start.Byte
 		}
 	})
+}
+
+// EnvDiff compares a recorded env (secrets redacted) with the desired one,
+// key by key, in key order.
+func EnvDiff(before, after map[string]string) []EnvChange {
+	var out []EnvChange
+	keys := map[string]bool{}
+	for k := range before {
+		keys[k] = true
+	}
+	for k := range after {
+		keys[k] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		b, inB := before[k]
+		a, inA := after[k]
+		c := EnvChange{Key: k, Sensitive: state.IsSecretName(k) || state.IsRedacted(b)}
+		switch {
+		case inB && inA && state.Matches(b, a):
+			continue
+		case !inB:
+			c.Action = "create"
+		case !inA:
+			c.Action = "delete"
+		default:
+			c.Action = "update"
+		}
+		if !c.Sensitive {
+			c.Before, c.After = b, a
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// InstallIDs identifies each probed engine install: its lock identity and
+// the hash of its flag list.
+func InstallIDs(cfg *config.Config, engines map[string]EngineResult) map[string]string {
+	out := map[string]string{}
+	if cfg == nil {
+		return out
+	}
+	for name, r := range engines {
+		if e := cfg.Engines[name]; e != nil && r.Installed != nil && r.Installed.Flags != nil {
+			out[name] = engine.LockIdentity(e, r.Installed) + " " + r.Installed.Flags.Hash()
+		}
+	}
+	return out
+}
+
+// flagSources maps each flag of argv to the attribute that produced it and
+// where that attribute is written.
+func flagSources(s *config.Server, m *config.Model, argv []string) map[string]string {
+	out := map[string]string{}
+	_, flags := ParseArgv(argv)
+	for _, f := range flags {
+		attr := attrOf(f.Name)
+		var rng hcl.Range
+		switch {
+		case strings.HasPrefix(attr, "extra_args"):
+			if !s.Ranges.Has("extra_args") {
+				continue
+			}
+			attr, rng = "extra_args", s.Range("extra_args")
+		case attr == "served_name" && m != nil && m.Ranges.Has("served_name"):
+			rng = m.Range("served_name")
+		case s.Ranges.Has(attr):
+			rng = s.Range(attr)
+		default:
+			continue
+		}
+		out[f.Name] = fmt.Sprintf("%s:%d %s", filepath.Base(rng.Filename), rng.Start.Line, attr)
+	}
+	return out
 }

@@ -5,8 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -42,6 +45,8 @@ type Refresher struct {
 	Journal string
 	// Inspect reads a model folder; nil means model.Inspect.
 	Inspect func(dir string) (*model.Info, error)
+	// StateDir holds the calibrations (state.CalibrationsFile); "" = none.
+	StateDir string
 }
 
 // Refresh probes engines and models (in parallel), observes every server of
@@ -98,7 +103,9 @@ func (r *Refresher) Refresh(ctx context.Context, cfg *config.Config, prior *stat
 				var res ModelResult
 				res.Info, res.Err = inspect(m.Path)
 				if res.Err == nil {
-					res.Fingerprint, res.Err = ModelFingerprint(m.Path)
+					res.Files, res.Err = ModelManifest(m.Path)
+					res.Fingerprint = ManifestFingerprint(res.Files)
+					res.LegacyFingerprint, _ = LegacyModelFingerprint(m.Path)
 				}
 				mu.Lock()
 				in.Models[m.Name] = res
@@ -131,14 +138,19 @@ func (r *Refresher) Refresh(ctx context.Context, cfg *config.Config, prior *stat
 			}
 		}
 	}
+	if r.StateDir != "" {
+		// Unreadable calibrations only make the plan uncalibrated.
+		in.Calibrations, _ = state.ReadCalibrations(r.StateDir)
+	}
 	wg.Wait()
 	return in
 }
 
-// ModelFingerprint is a cheap identity of a model folder: the names, sizes
-// and modification times of its files (no contents are read). A re-copied
-// or edited model changes it.
-func ModelFingerprint(dir string) (string, error) {
+// LegacyModelFingerprint is the fingerprint roofline recorded before it
+// kept per-file digests: names, sizes and modification times. It is only
+// compared with states written then, so that upgrading roofline restarts
+// nothing.
+func LegacyModelFingerprint(dir string) (string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return "", err
@@ -159,4 +171,93 @@ func ModelFingerprint(dir string) (string, error) {
 		fmt.Fprintf(h, "%s\x00%d\x00%d\n", n, info.Size(), info.ModTime().UnixNano())
 	}
 	return hex.EncodeToString(h.Sum(nil)[:12]), nil
+}
+
+// sampleBytes is how much of each end of a large file the manifest reads:
+// a safetensors header (names, shapes, dtypes) sits in the first part.
+const sampleBytes = 256 << 10
+
+// ModelManifest maps each file of a model folder to "SIZE:DIGEST". Content
+// decides, never the modification time, so copying or touching a folder
+// changes nothing; it stays cheap: a file up to 2×sampleBytes is hashed
+// whole, a larger one by its size, first and last sampleBytes.
+func ModelManifest(dir string) (map[string]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		d, size, err := fileDigest(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", e.Name(), err)
+		}
+		out[e.Name()] = fmt.Sprintf("%d:%s", size, d)
+	}
+	return out, nil
+}
+
+func fileDigest(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return "", 0, err
+	}
+	if !info.Mode().IsRegular() {
+		return "special", 0, nil
+	}
+	size := info.Size()
+	h := sha256.New()
+	if size <= 2*sampleBytes {
+		if _, err := io.Copy(h, io.LimitReader(f, size)); err != nil {
+			return "", 0, err
+		}
+	} else {
+		buf := make([]byte, sampleBytes)
+		for _, off := range []int64{0, size - sampleBytes} {
+			if _, err := f.ReadAt(buf, off); err != nil {
+				return "", 0, err
+			}
+			h.Write(buf)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12]), size, nil
+}
+
+// ManifestFingerprint is the folder's identity from its manifest.
+func ManifestFingerprint(files map[string]string) string {
+	if files == nil {
+		return ""
+	}
+	h := sha256.New()
+	for _, n := range slices.Sorted(maps.Keys(files)) {
+		fmt.Fprintf(h, "%s\x00%s\n", n, files[n])
+	}
+	return "c1:" + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// ModelFileChanges names the files that differ between two manifests:
+// "+ name" added, "- name" removed, "~ name" changed.
+func ModelFileChanges(before, after map[string]string) []string {
+	var out []string
+	for _, n := range slices.Sorted(maps.Keys(before)) {
+		if v, ok := after[n]; !ok {
+			out = append(out, "- "+n)
+		} else if v != before[n] {
+			out = append(out, "~ "+n)
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(after)) {
+		if _, ok := before[n]; !ok {
+			out = append(out, "+ "+n)
+		}
+	}
+	return out
 }

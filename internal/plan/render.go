@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/roofline/roofline/internal/diagfmt"
 	"github.com/roofline/roofline/internal/journal"
+	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/textdiff"
 	"github.com/roofline/roofline/internal/vram"
@@ -17,39 +20,55 @@ import (
 // JSONPlan is plan -json and the plan file: the machine-readable form. The
 // human form is rendered from it, so the two cannot disagree.
 type JSONPlan struct {
-	FormatVersion        string         `json:"format_version"`
-	RooflineVersion      string         `json:"roofline_version"`
-	CreatedAt            string         `json:"created_at"`
-	Mode                 Mode           `json:"mode"`
-	Review               bool           `json:"review,omitempty"`
-	ConfigDir            string         `json:"config_dir"`
-	Lineage              string         `json:"lineage"`
-	PriorSerial          uint64         `json:"prior_serial"`
-	InventoryFingerprint string         `json:"inventory_fingerprint"`
-	InventorySource      string         `json:"inventory_source,omitempty"`
-	Targets              []string       `json:"targets,omitempty"`
-	ResourceChanges      []JSONChange   `json:"resource_changes"`
-	ResourceDrift        []*Drift       `json:"resource_drift"`
-	Diagnostics          []diagfmt.Diag `json:"diagnostics"`
-	Applyable            bool           `json:"applyable"`
-	Errored              bool           `json:"errored"`
-	Summary              map[string]int `json:"summary"`
+	FormatVersion        string            `json:"format_version"`
+	RooflineVersion      string            `json:"roofline_version"`
+	CreatedAt            string            `json:"created_at"`
+	Mode                 Mode              `json:"mode"`
+	Review               bool              `json:"review,omitempty"`
+	ConfigDir            string            `json:"config_dir"`
+	Lineage              string            `json:"lineage"`
+	PriorSerial          uint64            `json:"prior_serial"`
+	InventoryFingerprint string            `json:"inventory_fingerprint"`
+	InventorySource      string            `json:"inventory_source,omitempty"`
+	SnapshotHost         string            `json:"snapshot_host,omitempty"`
+	SnapshotCreatedAt    string            `json:"snapshot_created_at,omitempty"`
+	Installs             map[string]string `json:"installs,omitempty"`
+	Models               map[string]string `json:"models,omitempty"`
+	Targets              []string          `json:"targets,omitempty"`
+	ResourceChanges      []JSONChange      `json:"resource_changes"`
+	ResourceDrift        []*Drift          `json:"resource_drift"`
+	Diagnostics          []diagfmt.Diag    `json:"diagnostics"`
+	Applyable            bool              `json:"applyable"`
+	Errored              bool              `json:"errored"`
+	Summary              map[string]int    `json:"summary"`
+	// SealedSecrets and MAC are set in plan files only (seal.go).
+	SealedSecrets string `json:"sealed_secrets,omitempty"`
+	MAC           string `json:"mac,omitempty"`
 }
 
 // JSONChange is one server's change.
 type JSONChange struct {
-	Address      string           `json:"address"`
-	Type         string           `json:"type"`
-	Name         string           `json:"name"`
-	Actions      []string         `json:"actions"`
-	Reason       string           `json:"reason,omitempty"`
-	ReplacePaths []string         `json:"replace_paths,omitempty"`
-	Downtime     string           `json:"downtime,omitempty"`
-	Before       *state.Server    `json:"before"`
-	After        *Desired         `json:"after"`
-	VRAM         *vram.Result     `json:"vram,omitempty"`
-	Measured     *state.Footprint `json:"measured,omitempty"`
-	LastBench    *journal.Entry   `json:"last_bench,omitempty"`
+	Address string `json:"address"`
+	// PreviousAddress is Terraform's field for a moved object.
+	PreviousAddress string        `json:"previous_address,omitempty"`
+	Type            string        `json:"type"`
+	Name            string        `json:"name"`
+	Actions         []string      `json:"actions"`
+	Reason          string        `json:"reason,omitempty"`
+	ReplacePaths    []string      `json:"replace_paths,omitempty"`
+	Downtime        string        `json:"downtime,omitempty"`
+	Before          *state.Server `json:"before"`
+	After           *Desired      `json:"after"`
+	// BeforeSensitive and AfterSensitive mirror argv and env with true
+	// where the value is sensitive (Terraform's before_sensitive and
+	// after_sensitive); those values are salted hashes.
+	BeforeSensitive map[string]any   `json:"before_sensitive,omitempty"`
+	AfterSensitive  map[string]any   `json:"after_sensitive,omitempty"`
+	VRAM            *vram.Result     `json:"vram,omitempty"`
+	Measured        *state.Footprint `json:"measured,omitempty"`
+	LastBench       *journal.Entry   `json:"last_bench,omitempty"`
+	EnvChanges      []EnvChange      `json:"env_changes,omitempty"`
+	ModelFiles      []string         `json:"model_files,omitempty"`
 }
 
 // ToJSON converts the plan.
@@ -66,6 +85,9 @@ func (p *Plan) ToJSON() *JSONPlan {
 		PriorSerial:          p.PriorSerial,
 		InventoryFingerprint: p.InventoryFingerprint,
 		InventorySource:      p.InventorySource,
+		SnapshotHost:         p.SnapshotHost,
+		Installs:             p.Installs,
+		Models:               p.Models,
 		Targets:              p.Targets,
 		ResourceChanges:      []JSONChange{},
 		ResourceDrift:        p.Drift,
@@ -77,12 +99,25 @@ func (p *Plan) ToJSON() *JSONPlan {
 	if j.ResourceDrift == nil {
 		j.ResourceDrift = []*Drift{}
 	}
+	if !p.SnapshotCreatedAt.IsZero() {
+		j.SnapshotCreatedAt = p.SnapshotCreatedAt.UTC().Format(time.RFC3339)
+	}
 	for _, c := range p.Changes {
-		j.ResourceChanges = append(j.ResourceChanges, JSONChange{
-			Address: c.Addr, Type: "server", Name: c.Name, Actions: c.Action.JSON(), Reason: c.Reason,
-			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, VRAM: c.Fit, Measured: c.Measured,
-			LastBench: c.LastBench,
-		})
+		jc := JSONChange{
+			Address: c.Addr, PreviousAddress: prevAddr(c.PreviousName), Type: "server", Name: c.Name, Actions: c.Action.JSON(), Reason: p.Secrets.Mask(c.Reason),
+			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.MaskedAfter(), VRAM: c.Fit, Measured: c.Measured,
+			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles,
+		}
+		if c.Before != nil {
+			jc.BeforeSensitive = sensitiveMarks(beforePaths(c.Before), len(c.Before.Argv))
+		}
+		if c.After != nil {
+			jc.AfterSensitive = sensitiveMarks(c.After.Sensitive, len(c.After.Argv))
+		}
+		j.ResourceChanges = append(j.ResourceChanges, jc)
+	}
+	for i, d := range j.Diagnostics {
+		j.Diagnostics[i] = maskDiag(d, p.Secrets)
 	}
 	return j
 }
@@ -100,13 +135,18 @@ func FromJSON(j *JSONPlan) *Plan {
 		PriorSerial:          j.PriorSerial,
 		InventoryFingerprint: j.InventoryFingerprint,
 		InventorySource:      j.InventorySource,
+		SnapshotHost:         j.SnapshotHost,
+		Installs:             j.Installs,
+		Models:               j.Models,
 		Targets:              j.Targets,
 		Drift:                j.ResourceDrift,
 	}
+	p.CreatedAt, _ = time.Parse("2006-01-02T15:04:05Z", j.CreatedAt)
+	p.SnapshotCreatedAt, _ = time.Parse(time.RFC3339, j.SnapshotCreatedAt)
 	for _, c := range j.ResourceChanges {
-		p.Changes = append(p.Changes, &Change{Addr: c.Address, Name: c.Name, Action: ActionFromJSON(c.Actions), Reason: c.Reason,
+		p.Changes = append(p.Changes, &Change{Addr: c.Address, Name: c.Name, PreviousName: strings.TrimPrefix(c.PreviousAddress, "server."), Action: ActionFromJSON(c.Actions), Reason: c.Reason,
 			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, Fit: c.VRAM, Measured: c.Measured,
-			LastBench: c.LastBench})
+			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles})
 	}
 	return p
 }
@@ -118,6 +158,9 @@ type Colorizer func(string) string
 // change with its reason and a flag-by-flag argv diff, then the summary.
 func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 	c := color
+	if line := SnapshotLine(j); line != "" {
+		fmt.Fprint(w, c("[bold]Host snapshot:[reset] "+line+"\n"))
+	}
 	if len(j.ResourceDrift) > 0 {
 		fmt.Fprint(w, c("\n[bold][cyan]Note:[reset][bold] Objects have changed outside of roofline[reset]\n\n"))
 		fmt.Fprintln(w, "roofline detected the following changes made outside of roofline since the last \"roofline apply\":")
@@ -140,13 +183,15 @@ func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 		}
 		return
 	}
-	changed := 0
+	changed, moved := 0, 0
 	for _, ch := range j.ResourceChanges {
 		if ActionFromJSON(ch.Actions) != NoOp {
 			changed++
+		} else if ch.PreviousAddress != "" {
+			moved++
 		}
 	}
-	if changed == 0 && len(j.ResourceDrift) > 0 {
+	if changed == 0 && moved == 0 && len(j.ResourceDrift) > 0 {
 		// A server that runs but is not healthy is not "no changes": apply
 		// would leave it as it is, and someone must look at it.
 		fmt.Fprint(w, c("\n[yellow][bold]No changes to apply, but the servers drifted.[reset]\n\n"))
@@ -155,7 +200,7 @@ func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 		fmt.Fprintf(w, "\n%s 0 to add, 0 to change, 0 to destroy; %d drifted.%s\n", c("[bold]Plan:[reset]"), len(j.ResourceDrift), warningTail(j))
 		return
 	}
-	if changed == 0 {
+	if changed == 0 && moved == 0 {
 		fmt.Fprint(w, c("\n[green][bold]No changes.[reset][bold] Your servers match the configuration.[reset]\n\n"))
 		fmt.Fprintln(w, "roofline found no differences, so no changes are needed.")
 		renderVRAM(w, j, c)
@@ -184,12 +229,31 @@ func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 	for _, ch := range j.ResourceChanges {
 		act := ActionFromJSON(ch.Actions)
 		if act == NoOp {
+			if ch.PreviousAddress != "" {
+				// As Terraform: a move alone changes nothing that runs.
+				fmt.Fprintf(w, "\n  # %s has moved to %s\n", ch.PreviousAddress, ch.Address)
+				fmt.Fprintf(w, "    %s\n", c("[dim](the process, its port and its log stay; the state, log file and proxy take the new name)[reset]"))
+			}
 			continue
+		}
+		if ch.PreviousAddress != "" {
+			fmt.Fprintf(w, "\n  # %s has moved to %s", ch.PreviousAddress, ch.Address)
 		}
 		renderChange(w, ch, act, c)
 	}
 	renderVRAM(w, j, c)
-	fmt.Fprintf(w, "\n%s %d to add, %d to change, %d to destroy.%s\n", c("[bold]Plan:[reset]"), j.Summary["add"], j.Summary["change"], j.Summary["destroy"], warningTail(j))
+	moves := ""
+	if moved > 0 {
+		moves = fmt.Sprintf(", %d to move", moved)
+	}
+	fmt.Fprintf(w, "\n%s %d to add, %d to change, %d to destroy%s.%s\n", c("[bold]Plan:[reset]"), j.Summary["add"], j.Summary["change"], j.Summary["destroy"], moves, warningTail(j))
+}
+
+func prevAddr(name string) string {
+	if name == "" {
+		return ""
+	}
+	return "server." + name
 }
 
 // warningTail counts the plan's warnings for the summary line; they are
@@ -267,11 +331,16 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		attr("+", "model", fmt.Sprintf("%q (served as %q)", a.Model.Path, a.Model.ServedName))
 		attr("+", "gpus", intList(a.GPUs))
 		attr("+", "port", portText(a))
+		attr("+", "listen", ListenText(a))
+		if a.Keyed {
+			attr("+", "api_key", apiKeyText(a))
+		}
 		fmt.Fprintf(w, "      %s argv     = [\n", c("[green]+[reset]"))
 		for _, l := range ArgvLines(argsOnly(a.Argv, a)) {
-			fmt.Fprintf(w, "          %s %q,\n", c("[green]+[reset]"), l)
+			fmt.Fprintf(w, "          %s %q,\n", c("[green]+[reset]"), showLine(l))
 		}
 		fmt.Fprintln(w, "        ]")
+		renderEnvFrom(w, a, c)
 	case a == nil && b != nil:
 		attr("-", "engine", fmt.Sprintf("%q (%s %s)", b.Engine.Name, b.Engine.Kind, b.Engine.Version))
 		attr("-", "model", fmt.Sprintf("%q", b.Model.Path))
@@ -299,7 +368,11 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		} else {
 			attr("~", "port", fmt.Sprint(b.Port)+" -> "+portText(a))
 		}
-		ops := textdiff.Lines(ArgvLines(argsOnlyState(b)), ArgvLines(argsOnly(a.Argv, a)))
+		attr("", "listen", ListenText(a))
+		if a.Keyed {
+			attr("", "api_key", apiKeyText(a))
+		}
+		ops := foldRotations(textdiff.Lines(ArgvLines(argsOnlyState(b)), ArgvLines(argsOnly(a.Argv, a))))
 		changedArgv := false
 		for _, op := range ops {
 			if op.Kind != ' ' {
@@ -314,6 +387,8 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 					fmt.Fprintf(w, "          %s %q,\n", c("[red]-[reset]"), op.Text)
 				case '+':
 					fmt.Fprintf(w, "          %s %q,\n", c("[green]+[reset]"), op.Text)
+				case '~':
+					fmt.Fprintf(w, "          %s %q,\n", c("[yellow]~[reset]"), op.Text)
 				default:
 					fmt.Fprintf(w, "            %q,\n", op.Text)
 				}
@@ -321,7 +396,44 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 			fmt.Fprintln(w, "        ]")
 		}
 		if envChanged(b, a) {
-			attr("~", "env", "(changed)")
+			changes := ch.EnvChanges
+			if changes == nil {
+				changes = maskEnvChanges(EnvDiff(b.Env, effectiveEnv(b, a)), a.Sensitive)
+			}
+			fmt.Fprintf(w, "      %s env      = {\n", c("[yellow]~[reset]"))
+			for _, e := range changes {
+				val := func(v string) string {
+					if e.Sensitive {
+						return "(sensitive value)"
+					}
+					return fmt.Sprintf("%q", v)
+				}
+				switch e.Action {
+				case "create":
+					fmt.Fprintf(w, "          %s %s = %s\n", c("[green]+[reset]"), e.Key, val(e.After))
+				case "delete":
+					fmt.Fprintf(w, "          %s %s = %s\n", c("[red]-[reset]"), e.Key, val(e.Before))
+				default:
+					if e.Sensitive {
+						fmt.Fprintf(w, "          %s %s = %s\n", c("[yellow]~[reset]"), e.Key, secret.ShownChanged)
+						continue
+					}
+					fmt.Fprintf(w, "          %s %s = %s -> %s\n", c("[yellow]~[reset]"), e.Key, val(e.Before), val(e.After))
+				}
+			}
+			fmt.Fprintln(w, "        }")
+		}
+		if len(ch.ModelFiles) > 0 {
+			fmt.Fprintf(w, "      %s model files = [\n", c("[yellow]~[reset]"))
+			for _, f := range ch.ModelFiles {
+				sign, name, _ := strings.Cut(f, " ")
+				col := map[string]string{"+": "[green]", "-": "[red]"}[sign]
+				if col == "" {
+					col = "[yellow]"
+				}
+				fmt.Fprintf(w, "          %s %q,\n", c(col+sign+"[reset]"), name)
+			}
+			fmt.Fprintln(w, "        ]")
 		}
 		switch {
 		case act == Update && b.Deposed != nil:
@@ -372,7 +484,55 @@ func renderBenchBeside(w io.Writer, ch JSONChange, c Colorizer) {
 	}
 }
 
-func envChanged(b *state.Server, a *Desired) bool { return !state.EnvEqual(b.Env, a.Env) }
+func envChanged(b *state.Server, a *Desired) bool { return !state.EnvEqual(b.Env, effectiveEnv(b, a)) }
+
+// ListenText names every socket a server listens on, with its bind
+// address: the proxy's on the server's host, and the engine's behind it on
+// loopback; or the engine's own. An empty host is the engine's default
+// (vLLM: all interfaces; SGLang: 127.0.0.1).
+func ListenText(a *Desired) string {
+	host := ListenHost(a)
+	if a.Proxy {
+		r := a.BackendPorts
+		if r[0] == 0 {
+			r = DefaultBackendPorts
+		}
+		return fmt.Sprintf("%s (roofline's proxy), engine on 127.0.0.1:%d-%d", net.JoinHostPort(host, fmt.Sprint(a.Port)), r[0], r[1])
+	}
+	return net.JoinHostPort(host, fmt.Sprint(a.Port)) + " (the engine)"
+}
+
+// ListenHost is the address the server's public socket binds: its host, or
+// the engine's default (vLLM: all interfaces; SGLang: 127.0.0.1).
+func ListenHost(a *Desired) string {
+	if a.Host != "" {
+		return a.Host
+	}
+	if a.Engine.Kind == "sglang" {
+		return "127.0.0.1"
+	}
+	return "0.0.0.0"
+}
+
+// loopbackOnly reports whether host is a loopback address.
+func loopbackOnly(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+func apiKeyText(a *Desired) string {
+	via := "VLLM_API_KEY in the engine's environment"
+	if a.Engine.Kind == "sglang" {
+		via = "enforced by roofline's proxy"
+	}
+	if a.APIKeyFile != "" {
+		return fmt.Sprintf("(from %s, read at apply; %s)", a.APIKeyFile, via)
+	}
+	return fmt.Sprintf("(sensitive value; %s)", via)
+}
 
 func portText(a *Desired) string {
 	if a.Proxy {
@@ -406,6 +566,18 @@ func publicArgv(b *state.Server) []string {
 				out[i+1] = fmt.Sprint(b.Port)
 			}
 		}
+		// It binds 127.0.0.1 there; the configuration's host is the
+		// proxy's.
+		for i := 0; i+1 < len(out); i++ {
+			if out[i] == "--host" && out[i+1] == "127.0.0.1" && b.Host != "127.0.0.1" {
+				if b.Host == "" {
+					out = append(out[:i], out[i+2:]...)
+				} else {
+					out[i+1] = b.Host
+				}
+				break
+			}
+		}
 		return out
 	}
 	return argv
@@ -431,6 +603,9 @@ func renderVRAM(w io.Writer, j *JSONPlan, c Colorizer) {
 		}
 		fmt.Fprintf(w, "\n  server.%s: %s; KV cache %d tokens (%s per token), %.2f× max_model_len\n", ch.Name, verdict, v.KVTokens, byteText(v.KVBytesPerToken), v.MaxConcurrency)
 		fmt.Fprint(w, FitTable(v))
+		if ch.After != nil && ch.After.Calibration != nil {
+			fmt.Fprintf(w, "      prediction: %s\n", ch.After.Calibration.Label())
+		}
 		if m := ch.Measured; m != nil && m.KVTokens > 0 {
 			fmt.Fprintf(w, "      measured at the last start: weights %.2f GiB, KV %.2f GiB, %d tokens\n", m.WeightsGiB, m.KVCacheGiB, m.KVTokens)
 		}
@@ -474,3 +649,39 @@ func intList(xs []int) string {
 
 // imageOf is the image a running server was started from.
 func imageOf(b *state.Server) string { return b.Image }
+
+// SnapshotLine names the host snapshot a review plan was made from and its
+// age when the plan was made: "gpu-01, taken 2026-12-01T10:00:00Z (14m
+// before this plan)".
+func SnapshotLine(j *JSONPlan) string {
+	if j.SnapshotHost == "" {
+		return ""
+	}
+	line := j.SnapshotHost
+	taken, err := time.Parse(time.RFC3339, j.SnapshotCreatedAt)
+	if err != nil {
+		return line
+	}
+	line += ", taken " + j.SnapshotCreatedAt
+	if made, err := time.Parse("2006-01-02T15:04:05Z", j.CreatedAt); err == nil && !made.Before(taken) {
+		line += fmt.Sprintf(" (%s before this plan)", made.Sub(taken).Round(time.Second))
+	}
+	return line
+}
+
+// ArgvOp is one line of an argument diff: Kind is ' ', '-', '+' or '~'
+// (a sensitive value that changed).
+type ArgvOp = shownOp
+
+// ArgvDiff is a change's argument diff, without the command prefix, with
+// sensitive values masked: what the human plan shows under argv.
+func ArgvDiff(ch JSONChange) []ArgvOp {
+	var before, after []string
+	if ch.Before != nil {
+		before = ArgvLines(argsOnlyState(ch.Before))
+	}
+	if ch.After != nil {
+		after = ArgvLines(argsOnly(ch.After.Argv, ch.After))
+	}
+	return foldRotations(textdiff.Lines(before, after))
+}

@@ -1,9 +1,11 @@
 package portcheck
 
 import (
+	"context"
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -35,3 +37,60 @@ func itoa(i int) string {
 	}
 	return string(b)
 }
+
+func reusePortListen(t *testing.T, addr string) net.Listener {
+	t.Helper()
+	lc := net.ListenConfig{Control: func(network, address string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, soReusePort, 1)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+	ln, err := lc.Listen(context.Background(), "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// TestListenersSeesEverySocket: two SO_REUSEPORT sockets on one port (as
+// vLLM binds) are two listeners, each with its inode and owner, and a
+// listener on [::1] is seen on its own.
+func TestListenersSeesEverySocket(t *testing.T) {
+	a := reusePortListen(t, "127.0.0.1:0")
+	defer a.Close()
+	port := a.Addr().(*net.TCPAddr).Port
+	b := reusePortListen(t, "127.0.0.1:"+itoa(port))
+	defer b.Close()
+	ls := Listeners(port)
+	if len(ls) != 2 || ls[0].Inode == ls[1].Inode {
+		t.Fatalf("want two listeners with distinct inodes, got %+v", ls)
+	}
+	for _, l := range ls {
+		if l.PID != os.Getpid() || l.Addr != "127.0.0.1:"+itoa(port) {
+			t.Errorf("listener %+v: want pid %d on 127.0.0.1:%d", l, os.Getpid(), port)
+		}
+	}
+
+	v6, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	}
+	defer v6.Close()
+	p6 := v6.Addr().(*net.TCPAddr).Port
+	ls = Listeners(p6)
+	if len(ls) != 1 || ls[0].Addr != "[::1]:"+itoa(p6) || ls[0].PID != os.Getpid() {
+		t.Fatalf("want the [::1] listener owned by this process, got %+v", ls)
+	}
+	// Binding 127.0.0.1 on that port succeeds, but the port is not free:
+	// "localhost" reaches the IPv6 listener.
+	if held, who := Holder("127.0.0.1", p6); !held || !strings.Contains(who, "[::1]") {
+		t.Fatalf("a port with a listener on [::1] must be held, got %v %q", held, who)
+	}
+}
+
+// soReusePort is SO_REUSEPORT on Linux (the syscall package lacks it).
+const soReusePort = 0xf

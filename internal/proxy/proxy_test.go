@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"github.com/roofline/roofline/internal/testnet"
 	"io"
 	"net"
 	"net/http"
@@ -27,14 +28,7 @@ func backend(name string) *httptest.Server {
 	}))
 }
 
-func freePort(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+func freePort(t *testing.T) string { return testnet.FreeAddr(t) }
 
 // TestSwitchWithoutFailedRequests sends requests throughout a switch from
 // one backend to another: none fails, and the old one drains.
@@ -86,8 +80,8 @@ func TestSwitchWithoutFailedRequests(t *testing.T) {
 		}()
 	}
 	time.Sleep(150 * time.Millisecond)
-	if err := Switch(ctx, target, status, strings.TrimPrefix(b.URL, "http://"), 10*time.Second); err != nil {
-		t.Fatal(err)
+	if left, err := Switch(ctx, target, status, strings.TrimPrefix(b.URL, "http://"), 10*time.Second); err != nil || left != 0 {
+		t.Fatalf("switch: %d requests left in flight, %v", left, err)
 	}
 	a.Close() // the old engine stops after the drain
 	time.Sleep(150 * time.Millisecond)
@@ -119,4 +113,51 @@ func waitUp(t *testing.T, addr string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("proxy did not start")
+}
+
+// TestDrainLimitCountsWhatIsLeft: a stream that outlasts the drain limit
+// does not fail the switch; Drain says how many requests were still in
+// flight to the old backend.
+func TestDrainLimitCountsWhatIsLeft(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "data: first\n\n")
+		w.(http.Flusher).Flush()
+		started <- struct{}{}
+		<-release
+	}))
+	defer slow.Close()
+	defer close(release)
+	b := backend("B")
+	defer b.Close()
+	dir := t.TempDir()
+	target, status := filepath.Join(dir, "target"), filepath.Join(dir, "status.json")
+	if err := WriteTarget(target, strings.TrimPrefix(slow.URL, "http://")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	listen := freePort(t)
+	go func() { _ = New(target, status).Run(ctx, listen) }()
+	waitUp(t, listen)
+	go func() {
+		resp, err := http.Get("http://" + listen + "/v1/completions")
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	<-started
+	start := time.Now()
+	left, err := Switch(ctx, target, status, strings.TrimPrefix(b.URL, "http://"), 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left != 1 {
+		t.Fatalf("want 1 request left in flight at the drain limit, got %d", left)
+	}
+	if el := time.Since(start); el < 300*time.Millisecond {
+		t.Fatalf("the drain ended after %s, before its limit", el)
+	}
 }

@@ -242,3 +242,30 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestMemorySkew(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		ok   bool
+		act  uint64
+		nt   uint64
+		base uint64
+	}{
+		{"activation=+1GiB", true, 2 << 30, 1 << 30, 1 << 30},
+		{"activation=-512MiB,non_torch=x2", true, 512 << 20, 2 << 30, 1 << 30},
+		{"non_torch=+100", true, 1 << 30, 1<<30 + 100, 1 << 30},
+		{"activation=-4GiB", true, 0, 1 << 30, 1 << 30},
+		{"activation=1GiB", false, 0, 0, 0},
+		{"weights=+1GiB", false, 0, 0, 0},
+		{"activation=x0", false, 0, 0, 0},
+	} {
+		m, err := parseSkew(tt.in)
+		if (err == nil) != tt.ok {
+			t.Errorf("%q: %v", tt.in, err)
+			continue
+		}
+		if tt.ok && (m.activation.apply(tt.base) != tt.act || m.nonTorch.apply(tt.base) != tt.nt) {
+			t.Errorf("%q: activation %d non-torch %d", tt.in, m.activation.apply(tt.base), m.nonTorch.apply(tt.base))
+		}
+	}
+}

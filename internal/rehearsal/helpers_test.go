@@ -3,7 +3,7 @@ package rehearsal
 import (
 	"bytes"
 	"fmt"
-	"net"
+	"github.com/roofline/roofline/internal/testnet"
 	"net/http"
 	"os"
 	"os/exec"
@@ -125,15 +125,7 @@ func (p *engineProc) waitFor(what string, timeout time.Duration, cond func() boo
 }
 
 // freePort returns a TCP port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return testnet.FreePort(t) }
 
 // writeModel writes a sparse synthetic model folder (real shapes, no data).
 func writeModel(t *testing.T, arch modeltest.Arch, opts ...modeltest.Option) string {

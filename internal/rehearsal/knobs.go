@@ -21,6 +21,9 @@ const (
 	EnvFail      = "ROOFLINE_REHEARSAL_FAIL"
 	EnvThinking  = "ROOFLINE_REHEARSAL_THINKING"
 	EnvToolFmt   = "ROOFLINE_REHEARSAL_TOOL_FORMAT"
+	// EnvMemorySkew makes the engine's memory deviate from roofline's model
+	// (a test seam for calibration): "activation=+1.5GiB,non_torch=x2".
+	EnvMemorySkew = "ROOFLINE_REHEARSAL_MEMORY_SKEW"
 	// envRole marks the worker child (vLLM's EngineCore, SGLang's scheduler).
 	envRole = "ROOFLINE_REHEARSAL_ROLE"
 )
@@ -118,6 +121,79 @@ type knobs struct {
 	fail       failSpec
 	thinking   string // auto, on, off
 	toolFormat string
+	skew       memorySkew
+}
+
+// memorySkew changes the activation and non-torch memory the engine
+// "measures" relative to roofline's estimate, so that plan's prediction and
+// the engine's start-up log disagree as they do with a real engine.
+type memorySkew struct {
+	activation, nonTorch skewTerm
+}
+
+type skewTerm struct {
+	factor float64 // 0 = unset (1)
+	add    int64   // bytes
+}
+
+func (t skewTerm) apply(b uint64) uint64 {
+	v := float64(b)
+	if t.factor > 0 {
+		v *= t.factor
+	}
+	v += float64(t.add)
+	return uint64(max(v, 0))
+}
+
+func (m memorySkew) set() bool { return m != memorySkew{} }
+
+func parseSkew(v string) (memorySkew, error) {
+	var m memorySkew
+	bad := fmt.Errorf("%s=%s: use a comma-separated list of activation=... and non_torch=..., each +1.5GiB, -512MiB or x1.3", EnvMemorySkew, v)
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		key, val, _ := strings.Cut(part, "=")
+		var t *skewTerm
+		switch key {
+		case "activation":
+			t = &m.activation
+		case "non_torch":
+			t = &m.nonTorch
+		default:
+			return m, bad
+		}
+		if f, ok := strings.CutPrefix(val, "x"); ok {
+			x, err := strconv.ParseFloat(f, 64)
+			if err != nil || x <= 0 {
+				return m, bad
+			}
+			t.factor = x
+			continue
+		}
+		unit := int64(1)
+		num := val
+		for _, u := range []struct {
+			s string
+			n int64
+		}{{"GiB", 1 << 30}, {"MiB", 1 << 20}} {
+			if n, ok := strings.CutSuffix(val, u.s); ok {
+				num, unit = n, u.n
+				break
+			}
+		}
+		if num == "" || (num[0] != '+' && num[0] != '-') {
+			return m, bad
+		}
+		f, err := strconv.ParseFloat(num, 64)
+		if err != nil {
+			return m, bad
+		}
+		t.add = int64(f * float64(unit))
+	}
+	return m, nil
 }
 
 func readKnobs(kind string, getenv func(string) string) (knobs, error) {
@@ -183,6 +259,11 @@ func readKnobs(kind string, getenv func(string) string) (knobs, error) {
 		}
 		k.toolFormat = v
 	}
+	skew, err := parseSkew(getenv(EnvMemorySkew))
+	if err != nil {
+		return k, err
+	}
+	k.skew = skew
 	f, err := parseFail(kind, getenv(EnvFail))
 	if err != nil {
 		return k, err

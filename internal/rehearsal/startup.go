@@ -322,6 +322,18 @@ func (e *engineRun) footprint() error {
 	if err != nil {
 		return err
 	}
+	if e.k.skew.set() && e.kind == KindVLLM {
+		// The engine's own measurement deviates from roofline's model: size
+		// again with the skewed activation and non-torch memory as overrides,
+		// as the engine would measure them.
+		for _, r := range res.Ranks {
+			in.Overrides.ActivationBytes = append(in.Overrides.ActivationBytes, e.k.skew.activation.apply(r.ActivationBytes))
+			in.Overrides.NonTorchBytes = append(in.Overrides.NonTorchBytes, e.k.skew.nonTorch.apply(r.NonTorchBytes))
+		}
+		if res, err = vram.Estimate(in); err != nil {
+			return err
+		}
+	}
 	e.res = res
 	if e.maxLen == 0 {
 		e.maxLen = res.MaxModelLen

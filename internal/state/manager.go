@@ -114,9 +114,10 @@ func redactServer(s, prev *Server) {
 	if prev == nil {
 		prev = &Server{}
 	}
+	plain := redactPaths(s, prev)
 	s.Env = RedactEnv(s.Env, prev.Env)
 	s.Argv = RedactArgv(s.Argv, prev.Argv)
-	s.Cmdline = RedactArgv(s.Cmdline, prev.Cmdline)
+	s.Cmdline = redactWords(RedactArgv(s.Cmdline, prev.Cmdline), plain, prev.Cmdline)
 	if s.Proxy != nil {
 		var prevCmd []string
 		if prev.Proxy != nil {

@@ -1,109 +1,36 @@
 package state
 
 import (
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
+	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/roofline/roofline/internal/secret"
 )
 
 // Secrets (API keys, tokens, passwords) never reach the state file in plain
-// text. They are stored as "sha256:<salt>:<hash>" with a random 8-byte salt
-// per value and hash = sha256(salt || value): a changed secret is still seen
-// as a change, and a short password cannot be looked up in a precomputed
-// table. The salt makes the stored string differ between two redactions of
-// the same value, so redact against the previous record (the prev argument)
-// to get identical strings for an unchanged secret; then plain string
-// comparison of argv and env tells what changed.
-
-const redactedPrefix = "sha256:"
-
-// secretWords are the name segments that mark a secret. Names are split on
-// '-', '_' and '.', so HF_TOKEN, OPENAI_API_KEY and --api-key are secrets,
-// while TOKENIZERS_PARALLELISM and --max-num-batched-tokens are not (a plain
-// substring match would hide those and make plan diffs unreadable).
-var secretWords = map[string]bool{
-	"key": true, "apikey": true, "token": true, "secret": true, "secrets": true,
-	"password": true, "passwd": true, "credential": true, "credentials": true,
-}
+// text: they are stored as internal/secret's salted hashes. Redact against
+// the previous record (the prev arguments) so that an unchanged secret keeps
+// its stored string; then plain string comparison of argv and env tells
+// what changed.
 
 // IsSecretName reports whether an environment variable or flag name (leading
-// dashes allowed) names a secret.
-func IsSecretName(name string) bool {
-	name = strings.ToLower(strings.TrimLeft(name, "-"))
-	for _, seg := range strings.FieldsFunc(name, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
-		if secretWords[seg] {
-			return true
-		}
-	}
-	return false
-}
+// dashes allowed) names a secret (secret.IsName).
+func IsSecretName(name string) bool { return secret.IsName(name) }
 
 // IsRedacted reports whether v has the form RedactValue produces.
-func IsRedacted(v string) bool {
-	salt, sum, ok := splitRedacted(v)
-	return ok && len(salt) == 8 && len(sum) == sha256.Size
-}
-
-func splitRedacted(v string) (salt, sum []byte, ok bool) {
-	rest, ok := strings.CutPrefix(v, redactedPrefix)
-	if !ok {
-		return nil, nil, false
-	}
-	s, h, ok := strings.Cut(rest, ":")
-	if !ok {
-		return nil, nil, false
-	}
-	salt, err1 := hex.DecodeString(s)
-	sum, err2 := hex.DecodeString(h)
-	if err1 != nil || err2 != nil {
-		return nil, nil, false
-	}
-	return salt, sum, true
-}
+func IsRedacted(v string) bool { return secret.IsHash(v) }
 
 // RedactValue returns the stored form of a secret value, salted at random.
 // A value that is already redacted is returned unchanged.
-func RedactValue(v string) string {
-	if IsRedacted(v) {
-		return v
-	}
-	salt := make([]byte, 8)
-	_, _ = rand.Read(salt) // crypto/rand.Read never fails on Linux
-	return redactWith(salt, v)
-}
-
-func redactWith(salt []byte, v string) string {
-	h := sha256.New()
-	h.Write(salt)
-	h.Write([]byte(v))
-	return redactedPrefix + hex.EncodeToString(salt) + ":" + hex.EncodeToString(h.Sum(nil))
-}
+func RedactValue(v string) string { return secret.Hash(v) }
 
 // Matches reports whether the stored value stored stands for plain: equal
 // strings, or a redaction of plain.
-func Matches(stored, plain string) bool {
-	if stored == plain {
-		return true
-	}
-	salt, sum, ok := splitRedacted(stored)
-	if !ok {
-		return false
-	}
-	h := sha256.New()
-	h.Write(salt)
-	h.Write([]byte(plain))
-	return subtle.ConstantTimeCompare(h.Sum(nil), sum) == 1
-}
+func Matches(stored, plain string) bool { return secret.Matches(stored, plain) }
 
 // redactAgainst redacts plain, reusing prev when prev already stands for it.
-func redactAgainst(plain, prev string) string {
-	if prev != "" && IsRedacted(prev) && Matches(prev, plain) {
-		return prev
-	}
-	return RedactValue(plain)
-}
+func redactAgainst(plain, prev string) string { return secret.HashAgainst(plain, prev) }
 
 // RedactEnv returns env with the values of secret names redacted. Where prev
 // (the env recorded before, may be nil) holds a redaction of the same value,
@@ -214,4 +141,100 @@ func argMatches(stored, plain string) bool {
 	sn, sv, ok1 := strings.Cut(stored, "=")
 	pn, pv, ok2 := strings.Cut(plain, "=")
 	return ok1 && ok2 && sn == pn && strings.HasPrefix(sn, "-") && Matches(sv, pv)
+}
+
+// SensitivePaths splits Server.Sensitive into env keys and argv indices.
+func SensitivePaths(paths []string) (env map[string]bool, argv map[int]bool) {
+	env, argv = map[string]bool{}, map[int]bool{}
+	for _, p := range paths {
+		if k, ok := strings.CutPrefix(p, "env."); ok {
+			env[k] = true
+			continue
+		}
+		if i, ok := strings.CutPrefix(p, "argv["); ok {
+			if n, err := strconv.Atoi(strings.TrimSuffix(i, "]")); err == nil {
+				argv[n] = true
+			}
+		}
+	}
+	return env, argv
+}
+
+// redactPaths redacts the values at s.Sensitive's paths (reusing prev's
+// redactions) and returns the plain values it hid, so that the observed
+// command line can be cleaned of them too.
+func redactPaths(s, prev *Server) []string {
+	if len(s.Sensitive) == 0 {
+		return nil
+	}
+	envKeys, argvIdx := SensitivePaths(s.Sensitive)
+	var plain []string
+	if len(envKeys) > 0 && s.Env != nil {
+		env := make(map[string]string, len(s.Env))
+		for k, v := range s.Env {
+			if envKeys[k] && !IsRedacted(v) {
+				plain = append(plain, v)
+				v = redactAgainst(v, prev.Env[k])
+			}
+			env[k] = v
+		}
+		s.Env = env
+	}
+	if len(argvIdx) > 0 {
+		argv := slices.Clone(s.Argv)
+		for i := range argv {
+			if !argvIdx[i] {
+				continue
+			}
+			var p string
+			if i < len(prev.Argv) {
+				p = prev.Argv[i]
+			}
+			var v string
+			argv[i], v = redactWord(argv[i], p)
+			if v != "" {
+				plain = append(plain, v)
+			}
+		}
+		s.Argv = argv
+	}
+	return plain
+}
+
+// redactWord redacts one argv word: the value of "--flag=value", else the
+// whole word. It returns the plain value it hid ("" when already redacted).
+func redactWord(word, prev string) (string, string) {
+	if name, val, ok := strings.Cut(word, "="); ok && strings.HasPrefix(name, "-") {
+		if IsRedacted(val) {
+			return word, ""
+		}
+		_, pv, _ := strings.Cut(prev, "=")
+		return name + "=" + redactAgainst(val, pv), val
+	}
+	if IsRedacted(word) {
+		return word, ""
+	}
+	return redactAgainst(word, prev), word
+}
+
+// redactWords redacts every word of argv that holds one of the plain values
+// (the observed /proc cmdline repeats the argv's secrets in its own layout).
+func redactWords(argv, plain, prev []string) []string {
+	if len(plain) == 0 || argv == nil {
+		return argv
+	}
+	out := slices.Clone(argv)
+	for i, w := range out {
+		for _, v := range plain {
+			if v != "" && strings.Contains(w, v) {
+				var p string
+				if i < len(prev) {
+					p = prev[i]
+				}
+				out[i], _ = redactWord(w, p)
+				break
+			}
+		}
+	}
+	return out
 }

@@ -154,3 +154,38 @@ func TestEnvArgvEqual(t *testing.T) {
 		}
 	}
 }
+
+func TestSensitivePathsAreStoredHashed(t *testing.T) {
+	f := state.NewFile()
+	s := &state.Server{Name: "a", Status: state.StatusReady, Argv: []string{"vllm", "serve", "/m", "--revision", "rev-secret-1", "--x=rev-secret-2"},
+		Env: map[string]string{"PRIVATE": "env-secret-3", "PLAIN": "p"}, Sensitive: []string{"argv[4]", "argv[5]", "env.PRIVATE"},
+		Port: 8000, Instance: state.Instance{Driver: state.DriverProcess, Cmdline: []string{"python", "vllm", "serve", "/m", "--revision", "rev-secret-1", "--x=rev-secret-2"}}}
+	f.Set(s)
+	m := state.NewFake(nil)
+	if err := m.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"rev-secret-1", "rev-secret-2", "env-secret-3"} {
+		if strings.Contains(string(m.Bytes()), v) {
+			t.Fatalf("the state holds %q:\n%s", v, m.Bytes())
+		}
+	}
+	got, _ := m.Read()
+	g := got.Servers["a"]
+	if !state.Matches(g.Argv[4], "rev-secret-1") || g.Argv[5][:4] != "--x=" || g.Env["PLAIN"] != "p" || !state.Matches(g.Env["PRIVATE"], "env-secret-3") {
+		t.Errorf("stored %v %v", g.Argv, g.Env)
+	}
+	// Unchanged values keep their stored hashes, so the state does not change.
+	again := g.Clone()
+	again.Argv[4] = "rev-secret-1"
+	again.Env["PRIVATE"] = "env-secret-3"
+	f2 := got
+	f2.Servers["a"] = again
+	before := m.Writes()
+	if err := m.Write(f2); err != nil {
+		t.Fatal(err)
+	}
+	if m.Writes() != before {
+		t.Error("rewriting unchanged secrets changed the state")
+	}
+}

@@ -2,6 +2,7 @@ package state
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -67,6 +68,10 @@ type Server struct {
 	// (RedactEnv); compare with EnvEqual / ArgvEqual, not ==.
 	Argv []string          `json:"argv"`
 	Env  map[string]string `json:"env,omitempty"`
+	// Sensitive lists the values that are secret beyond the name rule
+	// (IsSecretName): "env.KEY" and "argv[I]" paths, from sensitive
+	// variables and host secrets. They are stored hashed like the others.
+	Sensitive []string `json:"sensitive,omitempty"`
 	// CommandLen is how many leading words of Argv are the engine's command
 	// (an install path, not a setting); plan's argv diff skips them.
 	CommandLen int `json:"command_len,omitempty"`
@@ -127,6 +132,9 @@ type ModelRef struct {
 	Path        string `json:"path"`
 	ServedName  string `json:"served_name"`
 	Fingerprint string `json:"fingerprint"` // the model layer's cheap fingerprint of the folder
+	// Files maps each file of the folder to "SIZE:DIGEST" (content, not
+	// modification time), so a plan can name the files that changed.
+	Files map[string]string `json:"files,omitempty"`
 }
 
 // GateResult is the outcome of a server's promotion gates. The per-gate
@@ -202,6 +210,7 @@ func (s *Server) Clone() *Server {
 	c := *s
 	c.Argv = slices.Clone(s.Argv)
 	c.Env = maps.Clone(s.Env)
+	c.Sensitive = slices.Clone(s.Sensitive)
 	c.GPUs = slices.Clone(s.GPUs)
 	c.Instance = s.Instance.Clone()
 	if s.Gate != nil {
@@ -225,4 +234,24 @@ func (s *Server) Clone() *Server {
 	}
 	c.Deposed = s.Deposed.Clone()
 	return &c
+}
+
+// Move records server from under the name to (a rename: moved block or
+// state mv). It changes only the record; the caller moves the files. It
+// fails when from is not recorded or to already is.
+func (f *File) Move(from, to string) error {
+	s := f.Server(from)
+	switch {
+	case s == nil:
+		return fmt.Errorf("server.%s is not in the state", from)
+	case f.Server(to) != nil:
+		return fmt.Errorf("server.%s is already in the state", to)
+	}
+	delete(f.Servers, from)
+	s.Name = to
+	if s.Deposed != nil {
+		s.Deposed.Name = to
+	}
+	f.Servers[to] = s
+	return nil
 }

@@ -3,7 +3,7 @@ package docker_test
 import (
 	"context"
 	"fmt"
-	"net"
+	"github.com/roofline/roofline/internal/testnet"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,14 +20,7 @@ import (
 // These tests run the rehearsal engine images on a real Docker daemon
 // (.ci/docker-setup.sh); without one they skip.
 
-func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return testnet.FreePort(t) }
 
 func TestRealLifecycle(t *testing.T) {
 	c, imgs := dockertest.Require(t)

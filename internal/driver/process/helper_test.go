@@ -50,6 +50,19 @@ func helper(mode string) int {
 			return 1
 		}
 		fmt.Printf("child %d\n", child.Process.Pid)
+	case "escape":
+		// An engine whose child leaves the session (setsid) and ignores
+		// SIGTERM: only the launch id in its environment ties it to us.
+		self, _ := os.Executable()
+		child := exec.Command(self)
+		child.Env = append(os.Environ(), helperEnv+"=ignore-term")
+		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		child.Stdout = os.Stdout
+		if err := child.Start(); err != nil {
+			fmt.Println("spawn failed:", err)
+			return 1
+		}
+		fmt.Printf("child %d\n", child.Process.Pid)
 	case "exit3":
 		fmt.Println("failing")
 		return 3

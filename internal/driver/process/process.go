@@ -42,6 +42,10 @@ type Driver struct {
 	// always scans afresh, so it never signals a pid from an old scan.
 	IndexMaxAge time.Duration
 
+	// kill sends signals (syscall.Kill); tests pass a recorder, so that
+	// the refusal of a dangerous target is tested without sending one.
+	kill func(pid int, sig syscall.Signal) error
+
 	mu      sync.Mutex
 	exits   map[int]exitRecord // children this Driver started and reaped
 	index   map[int][]int      // session id → live pids
@@ -58,7 +62,7 @@ var _ driver.Driver = (*Driver)(nil)
 // New returns a process driver for this host.
 func New() *Driver {
 	return &Driver{proc: liveProc, LookupEnv: os.LookupEnv, KillWait: 10 * time.Second,
-		IndexMaxAge: 250 * time.Millisecond, exits: map[int]exitRecord{}}
+		IndexMaxAge: 250 * time.Millisecond, exits: map[int]exitRecord{}, kill: syscall.Kill}
 }
 
 // Start launches spec in a new session (see driver.Driver). The log file is
@@ -124,7 +128,7 @@ func (d *Driver) Start(ctx context.Context, spec driver.LaunchSpec) (*driver.Han
 	}
 	return &driver.Handle{
 		PID: pid, PGID: st.PGRP, StartTime: st.StartTime, BootID: boot,
-		Cmdline: cmdline, LogPath: spec.LogPath,
+		Cmdline: cmdline, LogPath: spec.LogPath, LaunchID: spec.Env[driver.LaunchEnv],
 	}, nil
 }
 
@@ -314,8 +318,18 @@ func sessionOf(h *driver.Handle) int {
 // their own. If ctx ends first, Stop returns with the processes signalled
 // but possibly still running.
 func (d *Driver) Stop(ctx context.Context, h *driver.Handle, grace time.Duration) error {
+	if err := d.stopSession(ctx, h, grace); err != nil {
+		return err
+	}
+	return d.stopEscaped(ctx, h, grace)
+}
+
+func (d *Driver) stopSession(ctx context.Context, h *driver.Handle, grace time.Duration) error {
 	obs, err := d.read(h, true)
 	if err != nil || obs == nil {
+		return err
+	}
+	if err := d.mayStop(h, obs); err != nil {
 		return err
 	}
 	sid := sessionOf(h)
@@ -326,6 +340,9 @@ func (d *Driver) Stop(ctx context.Context, h *driver.Handle, grace time.Duration
 	}
 	obs, err = d.read(h, true)
 	if err != nil || obs == nil {
+		return err
+	}
+	if err := d.mayStop(h, obs); err != nil {
 		return err
 	}
 	d.signal(obs, sid, syscall.SIGKILL)
@@ -344,10 +361,12 @@ func (d *Driver) Stop(ctx context.Context, h *driver.Handle, grace time.Duration
 func (d *Driver) signal(obs *driver.Observed, sid int, sig syscall.Signal) {
 	slog.Info("signal", "signal", sig.String(), "session", sid, "pids", obs.PIDs, "group_alive", obs.Alive)
 	if obs.Alive {
-		_ = syscall.Kill(-sid, sig) // the group Start created
+		_ = d.kill(-sid, sig) // the group Start created (mayStop checked it)
 	}
 	for _, pid := range obs.PIDs {
-		_ = syscall.Kill(pid, sig) // ESRCH: exited meanwhile
+		if pid > 1 && pid != os.Getpid() {
+			_ = d.kill(pid, sig) // ESRCH: exited meanwhile
+		}
 	}
 }
 

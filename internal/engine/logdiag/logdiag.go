@@ -99,7 +99,7 @@ func classify(all []line) Diagnosis {
 		hits = append(hits, hit{i: i, r: r, key: key, weak: weak})
 	}
 	var d Diagnosis
-	if h := pickRoot(hits); h != nil {
+	if h := pickRoot(hits); h != nil && !(h.weak && unexplainedAfter(lines, h.i)) {
 		d = diagnose(lines, *h)
 	} else {
 		d = unknown(lines)
@@ -123,6 +123,31 @@ func lastLaunch(lines []line) []line {
 
 // pickRoot returns the earliest strong hit that is not secondary, else the
 // earliest strong hit, else the same among weak hits.
+// reRaised is a Python exception message line ("ValueError: ...",
+// "torch.OutOfMemoryError: ...", "Exception: ...") or the detail line of a
+// pydantic validation error ("  Value error, ...").
+var reRaised = regexp.MustCompile(`^(?:[A-Za-z_][\w.]*(?:Error|Exception)(?:\([\w.]+\))?|Exception): |^\s*Value error, `)
+
+// unexplainedAfter reports an exception after lines[i] that no rule
+// recognises and that is not a consequence of an earlier failure: a weak
+// hint (a warning, a generic validation error) is then not the cause, and
+// "unknown" is the honest answer.
+func unexplainedAfter(lines []line, i int) bool {
+	for j := i + 1; j < len(lines); j++ {
+		m := lines[j].msg
+		if isCodeLine(m) && !strings.HasPrefix(strings.TrimLeft(m, " "), "Value error, ") {
+			continue
+		}
+		if !reRaised.MatchString(m) || containsAny(m, consequenceKeys) {
+			continue
+		}
+		if r, _ := match(&lines[j]); r == nil {
+			return true
+		}
+	}
+	return false
+}
+
 func pickRoot(hits []hit) *hit {
 	for _, weak := range []bool{false, true} {
 		var first *hit
@@ -152,11 +177,26 @@ func diagnose(lines []line, h hit) Diagnosis {
 	var p phase
 	if class == classOOM {
 		p, ctx = oomPhase(lines, h.i)
+		if p == phaseNone {
+			// No progress line or frame says what ran out: a progress bar
+			// flushed after the error may still show the weights loading.
+			p, ctx = weightsAfter(lines, h.i)
+		}
 		switch p {
-		case phaseNone, phaseWeights:
+		case phaseWeights:
 			class = OOMWeights
 		case phaseCapture:
 			class = OOMCUDAGraph
+		case phaseNone:
+			// Nothing tells the stage: "unknown" with the line, rather than a
+			// guess at the weights.
+			d := unknown(lines)
+			d.Summary = "CUDA ran out of memory" + oomDetail(root.msg) + "; the log does not show at which stage of the start, so roofline names no cause."
+			d.Cause = "The out-of-memory error is there, but no progress line or traceback frame says whether the weights, the profile run, the KV cache or the CUDA graphs ran out."
+			d.Action = "Read the lines before it in `roofline logs`, check `roofline gpu` for other processes and compare with " + vramCmd + "."
+			d.Evidence, d.EvidenceLines = nil, nil
+			addEvidence(&d, lines, h.i, h.key)
+			return d
 		default:
 			d := unknown(lines)
 			d.Summary = "CUDA ran out of memory while " + p.String() + oomDetail(root.msg) +
@@ -177,6 +217,11 @@ func diagnose(lines []line, h hit) Diagnosis {
 		ctx = lastBefore(lines, h.i, "Available KV cache memory", "reserved for KV Cache is", "# GPU blocks")
 	case SGLangMemFraction:
 		ctx = lastBefore(lines, h.i, "Load weight end")
+	}
+	if ctx > h.i { // a progress bar flushed after the error
+		addEvidence(&d, lines, h.i, h.key)
+		addEvidence(&d, lines, ctx, "")
+		return d
 	}
 	addEvidence(&d, lines, ctx, "")
 	addEvidence(&d, lines, h.i, h.key)

@@ -176,3 +176,14 @@ func furthestPhase(lines []line) phase {
 	}
 	return best
 }
+
+// weightsAfter looks at the few lines after an out-of-memory error for a
+// weight-loading progress bar (tqdm flushes it after the error is printed).
+func weightsAfter(lines []line, i int) (phase, int) {
+	for j := i + 1; j < len(lines) && j <= i+8; j++ {
+		if lineKeyPhase(lines[j].msg) == phaseWeights {
+			return phaseWeights, j
+		}
+	}
+	return phaseNone, -1
+}

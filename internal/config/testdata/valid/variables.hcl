@@ -58,6 +58,6 @@ server "s" {
   gpus            = [0]
   port            = var.port
   tensor_parallel = var.tp
-  extra_args      = ["--api-key", var.api_keys[0], "--seed=1"]
+  extra_args      = ["--revision", var.api_keys[0], "--seed=1"]
   env             = { TOKEN = upper(var.hf_token) }
 }

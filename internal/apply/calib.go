@@ -1,0 +1,100 @@
+package apply
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"math"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/roofline/roofline/internal/engine/logdiag"
+	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/state"
+)
+
+// recordCalibration keeps what the engine measured at this start, keyed as
+// plan keyed its prediction, so that the next plan predicts from it. A start
+// whose log lacks the KV figures records nothing; a failed write only costs
+// the calibration (the note says so).
+func (a *Applier) recordCalibration(ctx context.Context, addr string, d *plan.Desired, rec *state.Server, fp *logdiag.Footprint, t Target) {
+	c := d.Calibration
+	if c == nil || fp == nil || fp.KVCacheGiB == nil || a.StateDir == "" {
+		return
+	}
+	tokens := int64(0)
+	switch {
+	case fp.KVTokens != nil:
+		tokens = *fp.KVTokens
+	case fp.GPUBlocks != nil && c.Key.BlockSize > 0:
+		tokens = *fp.GPUBlocks * int64(c.Key.BlockSize) // vLLM V0 logs blocks
+	}
+	if tokens <= 0 {
+		return
+	}
+	bytes := func(gib float64) int64 { return int64(math.Round(gib * (1 << 30))) }
+	cal := state.Calibration{Key: c.Key, Arch: c.Arch, Server: d.Name, LaunchID: rec.LaunchID, At: a.now().UTC(),
+		KVBudgetBytes: bytes(*fp.KVCacheGiB), KVTokens: tokens, WeightsBytes: c.BareWeightsBytes,
+		RequestedBytes: c.RequestedBytes, PredictedWeightsBytes: c.BareWeightsBytes,
+		PredictedOverheadBytes: c.BareOverheadBytes, PredictedKVBudgetBytes: c.BareKVBudgetBytes,
+		PredictedKVTokens: c.BareKVTokens, PredictedAs: c.Status}
+	if fp.WeightsGiB != nil {
+		cal.WeightsBytes = bytes(*fp.WeightsGiB)
+	}
+	if fp.MaxConcurrency != nil {
+		cal.MaxConcurrency = *fp.MaxConcurrency
+	}
+	if t.Engine == "vllm" {
+		cal.CacheConfigBlocks, cal.CacheConfigTokens = cacheConfigInfo(ctx, t.BaseURL)
+	}
+	if err := state.RecordCalibration(a.StateDir, cal); err != nil {
+		a.note(addr, "Could not record the start's memory figures (the next plan stays %s): %v", c.Status, err)
+	}
+}
+
+var (
+	cacheInfoLine = regexp.MustCompile(`^vllm:cache_config_info\{(.*)\}\s`)
+	labelPair     = regexp.MustCompile(`(\w+)="([^"]*)"`)
+)
+
+// cacheConfigInfo reads vllm:cache_config_info from /metrics: the number of
+// GPU blocks and, where the version has it (vLLM PR 42206), the KV size in
+// tokens. Zeros when the series is missing.
+func cacheConfigInfo(ctx context.Context, base string) (blocks, tokens int64) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/metrics", nil)
+	if err != nil {
+		return 0, 0
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, 0
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, 0
+	}
+	sc := bufio.NewScanner(io.LimitReader(resp.Body, 8<<20))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		m := cacheInfoLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		for _, p := range labelPair.FindAllStringSubmatch(m[1], -1) {
+			v, _ := strconv.ParseInt(p[2], 10, 64)
+			switch p[1] {
+			case "num_gpu_blocks":
+				blocks = v
+			case "kv_cache_size_tokens":
+				tokens = v
+			}
+		}
+		return blocks, tokens
+	}
+	return 0, 0
+}

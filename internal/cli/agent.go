@@ -1,0 +1,575 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/roofline/roofline/internal/agent"
+	"github.com/roofline/roofline/internal/apply"
+	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/fsx"
+	"github.com/roofline/roofline/internal/gate"
+	"github.com/roofline/roofline/internal/gpu"
+	"github.com/roofline/roofline/internal/journal"
+	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/state"
+)
+
+func init() {
+	register(&Command{
+		Name:     "agent",
+		Synopsis: "Keep the servers of the state running; serve /metrics",
+		Usage: `Usage: roofline [global options] agent [options]
+
+  Runs in the foreground until SIGTERM or Ctrl-C, for the configuration in
+  the current directory (or -chdir). Every tick it observes each server of
+  the state (process, /health, and every generate_every a short real
+  generation) and starts again one that died, exited or hangs, through the
+  same plan, driver and health gate as apply, under the state lock (it
+  waits while another roofline holds it). Restarts back off exponentially
+  (backoff_initial doubling to backoff_max, reset after reset_after
+  healthy); after max_restarts failed restarts in a row it stops trying and
+  reports the classified cause. It never applies a new configuration: a
+  server whose configuration changed since the last apply is left to
+  roofline apply. After a reboot it starts the servers again. What it does
+  goes to the journal.
+
+  It serves /metrics (Prometheus), /snapshot (JSON) and /healthz on -listen,
+  loopback by default. Bound to another address it requires a bearer token:
+  $ROOFLINE_AGENT_TOKEN or the first line of -token-file.
+
+  SIGTERM stops the agent and leaves the servers running. SIGHUP re-reads
+  -settings. Under systemd (Type=notify) it reports readiness and feeds the
+  watchdog; see docs/agent.md and examples/systemd/.
+
+Options:
+  -listen=ADDR          Where to serve /metrics (default 127.0.0.1:9478; "off": none).
+  -token-file=FILE      Bearer token for the endpoint (or $ROOFLINE_AGENT_TOKEN).
+  -settings=FILE        JSON file of the settings below; re-read on SIGHUP.
+  -tick=DUR             How often every server is observed (default 5s).
+  -generate-every=DUR   How often a ready server must answer a short generation (default 1m; 0: never).
+  -backoff-initial=DUR  Wait after a restart before the next one (default 10s), doubling...
+  -backoff-max=DUR      ...up to this (default 5m).
+  -reset-after=DUR      Healthy this long resets the backoff and failures (default 10m).
+  -max-restarts=N       Failed restarts in a row before giving up (default 5).
+  -hang-checks=N        Failed checks in a row that make a running server hung (default 3).
+  -var NAME=VALUE       Set a variable block's value (repeatable).
+`,
+		Run: runAgent,
+	})
+	register(&Command{
+		Name:     "check",
+		Synopsis: "Observe the servers once; exit 2 on drift (for cron and monitoring)",
+		Usage: `Usage: roofline [global options] check [options]
+
+  Makes the agent's observation once, read-only (no state lock): for each
+  server of the state, whether its process runs, /health answers and a short
+  generation succeeds, with the measured and predicted KV cache, the last
+  gate and bench results, and what roofline agent did (restarts, give-ups
+  and their classified causes, from the journal).
+
+  Exit status: 0 when every server is as the state records, 2 when any
+  drifted (gone, failed, unhealthy), 1 on an error.
+
+Options:
+  -json           Print the report as JSON.
+  -textfile=FILE  Also write the metrics for node_exporter's textfile
+                  collector (atomically).
+  -var NAME=VALUE Set a variable block's value (repeatable).
+`,
+		Run: runCheck,
+	})
+}
+
+const defaultAgentListen = "127.0.0.1:9478"
+
+// agentObserver adapts refresh's observer to the agent.
+type agentObserver struct{ o *observer }
+
+func (a agentObserver) Observe(ctx context.Context, s *state.Server) agent.Observation {
+	o := a.o.Observe(ctx, s)
+	return agent.Observation{Alive: o.Alive, Healthy: o.Healthy, Detail: o.Detail}
+}
+
+// agentGenerator runs the health gate (models, a tiny streamed generation,
+// /metrics) against a ready server, as apply does before promoting it.
+type agentGenerator struct{}
+
+func (agentGenerator) Generate(ctx context.Context, s *state.Server) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	host := s.Host
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	client := gate.NewClient(2)
+	defer client.CloseIdleConnections()
+	t := gate.Target{BaseURL: "http://" + net.JoinHostPort(host, strconv.Itoa(s.Port)), Model: s.Model.ServedName, Engine: s.Engine.Kind}
+	h, err := gate.Health(ctx, client, t)
+	if err != nil {
+		return err
+	}
+	if h != nil && !h.OK {
+		return errors.New(checksText(h.Failed()))
+	}
+	return nil
+}
+
+// agentRestarter restarts servers the way apply would: under the state
+// lock, from a fresh plan of the configuration restricted to them, through
+// apply's driver, health gate and gates. It refuses to start a server whose
+// configuration changed since the last apply: that is apply's job.
+type agentRestarter struct {
+	m    *Meta
+	b    *backend
+	logf func(string, ...any)
+}
+
+func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []agent.Outcome {
+	outs := make([]agent.Outcome, len(reqs))
+	for i, q := range reqs {
+		outs[i].Name = q.Name
+	}
+	failAll := func(err error, class string) []agent.Outcome {
+		for i := range outs {
+			if outs[i].Skipped == "" && !outs[i].Restarted && outs[i].Err == nil {
+				outs[i].Err, outs[i].Class, outs[i].Cause = err, class, err.Error()
+			}
+		}
+		return outs
+	}
+	id, err := r.b.states.Lock(ctx, state.NewLockInfo("agent restart"))
+	if err != nil {
+		return failAll(err, "")
+	}
+	defer func() {
+		if err := r.b.states.Unlock(id); err != nil {
+			r.logf("releasing the state lock: %v", err)
+		}
+	}()
+	st, err := r.b.states.Read()
+	if err != nil {
+		return failAll(err, "")
+	}
+	if adopted, err := adopt(ctx, r.b, st); err != nil {
+		return failAll(fmt.Errorf("recording adopted processes: %w", err), "")
+	} else if len(adopted) > 0 {
+		r.logf("found processes an interrupted run had started and recorded them: %s", strings.Join(adopted, ", "))
+	}
+	cfg, diags := config.LoadDirInputs(".", r.m.inputs())
+	if diags.HasErrors() {
+		return failAll(fmt.Errorf("the configuration does not load: %s", diags.Error()), "config")
+	}
+	var targets, replace []string
+	for i, q := range reqs {
+		s := st.Server(q.Name)
+		switch {
+		case s == nil:
+			outs[i].Skipped = "it is no longer in the state"
+		case s.LaunchID != q.LaunchID:
+			outs[i].Skipped = "another roofline replaced it meanwhile"
+		case q.Status == state.StatusStarting && s.Status != state.StatusStarting:
+			outs[i].Skipped = "the apply that was starting it has finished"
+		case cfg.Servers[q.Name] == nil:
+			outs[i].Skipped = "it is no longer in the configuration: roofline apply removes it"
+		default:
+			targets = append(targets, q.Name)
+			if q.Replace {
+				replace = append(replace, q.Name)
+			}
+		}
+	}
+	if len(targets) == 0 {
+		return outs
+	}
+	b := &backend{cfg: cfg, stateDir: r.b.stateDir, states: r.b.states, self: r.b.self}
+	in := b.refresher("", false).Refresh(ctx, cfg, st)
+	in.Mode, in.Targets, in.Replace = plan.ModeNormal, targets, replace
+	p := plan.Make(in)
+	if p.HasErrors() {
+		var msgs []string
+		for _, d := range p.Diagnostics {
+			if d.Severity == hcl.DiagError {
+				msgs = append(msgs, d.Summary+": "+d.Detail)
+			}
+		}
+		return failAll(errors.New("the plan to restart has errors: "+strings.Join(msgs, "; ")), "plan")
+	}
+	var keep []*plan.Change
+	for _, c := range p.Changes {
+		i := indexOf(outs, c.Name)
+		if i < 0 {
+			continue
+		}
+		switch {
+		case c.Action == plan.NoOp || c.Action == plan.Update:
+			outs[i].Skipped = "nothing to do: it serves again"
+		case c.Before == nil || c.After == nil || c.Action == plan.Delete:
+			outs[i].Skipped = "the plan would " + strings.Join(c.Action.JSON(), " and ") + " it: left to roofline apply"
+		case c.Before.ConfigHash != c.After.ConfigHash:
+			outs[i].Skipped = "its configuration changed since the last apply (" + c.Reason + "): the agent restarts only what was applied; run roofline apply"
+		default:
+			keep = append(keep, c)
+		}
+	}
+	if len(keep) == 0 {
+		return outs
+	}
+	p.Changes = keep
+	ap := &apply.Applier{
+		State: r.b.states, Driver: newApplyDriver(), Gates: newGates(r.m), Hooks: agentHooks{r.logf},
+		StateDir: r.b.stateDir, ProxyCommand: []string{r.b.self, "proxy"},
+		Journal: journalFor(r.b, func() *gpu.Snapshot { return p.Snapshot }),
+	}
+	after, err := ap.Apply(ctx, p, st)
+	failed := map[string]*apply.ServerError{}
+	var other []string
+	for _, e := range flatten(err) {
+		var se *apply.ServerError
+		if errors.As(e, &se) {
+			failed[strings.TrimPrefix(se.Addr, "server.")] = se
+		} else if e != nil {
+			other = append(other, e.Error())
+		}
+	}
+	for _, c := range keep {
+		i := indexOf(outs, c.Name)
+		if se := failed[c.Name]; se != nil {
+			outs[i].Err = se
+			if d := se.Diagnosis; d != nil {
+				outs[i].Class, outs[i].Cause = d.Class, d.Summary
+			}
+			if outs[i].Class == "" || outs[i].Class == "unknown" {
+				outs[i].Class, outs[i].Cause = se.Phase, se.Err.Error()
+			}
+			continue
+		}
+		if len(other) > 0 {
+			outs[i].Err = errors.New(strings.Join(other, "; "))
+			continue
+		}
+		outs[i].Restarted = true
+		if s := after.Server(c.Name); s != nil {
+			outs[i].PID = s.PID
+		}
+	}
+	return outs
+}
+
+func indexOf(outs []agent.Outcome, name string) int {
+	for i := range outs {
+		if outs[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// flatten lists the errors a multierror or errors.Join holds.
+func flatten(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if u, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range u.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	if u, ok := err.(interface{ WrappedErrors() []error }); ok {
+		return u.WrappedErrors()
+	}
+	return []error{err}
+}
+
+// agentHooks logs apply's progress lines.
+type agentHooks struct{ logf func(string, ...any) }
+
+func (h agentHooks) Begin(addr, verb string) { h.logf("%s: %s", addr, verb) }
+func (h agentHooks) Progress(string, time.Duration, string) {
+}
+func (h agentHooks) End(addr, verb string, elapsed time.Duration, detail string) {
+	h.logf("%s: %s after %s [%s]", addr, verb, elapsed.Round(100*time.Millisecond), detail)
+}
+
+func runAgent(m *Meta, args []string) int {
+	fs := newFlags("agent")
+	def := agent.DefaultSettings()
+	listen := fs.String("listen", defaultAgentListen, "")
+	tokenFile := fs.String("token-file", "", "")
+	settingsPath := fs.String("settings", "", "")
+	base := def
+	fs.DurationVar(&base.Tick, "tick", def.Tick, "")
+	fs.DurationVar(&base.GenerateEvery, "generate-every", def.GenerateEvery, "")
+	fs.DurationVar(&base.BackoffInitial, "backoff-initial", def.BackoffInitial, "")
+	fs.DurationVar(&base.BackoffMax, "backoff-max", def.BackoffMax, "")
+	fs.DurationVar(&base.ResetAfter, "reset-after", def.ResetAfter, "")
+	fs.IntVar(&base.MaxRestarts, "max-restarts", def.MaxRestarts, "")
+	fs.IntVar(&base.HangChecks, "hang-checks", def.HangChecks, "")
+	vars := varFlags(fs)
+	if !parseFlags(m, fs, args) {
+		return ExitError
+	}
+	if fs.NArg() > 0 {
+		return usageError(m, "agent", fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	}
+	if !setVars(m, "agent", *vars) {
+		return ExitError
+	}
+	if err := base.Validate(); err != nil {
+		return usageError(m, "agent", err.Error())
+	}
+	settings := base
+	if *settingsPath != "" {
+		s, err := agent.LoadSettings(*settingsPath, base)
+		if err != nil {
+			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			return ExitError
+		}
+		settings = s
+	}
+	token, err := agentToken(*tokenFile)
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return ExitError
+	}
+	if *listen != "off" {
+		loop, err := agent.IsLoopback(*listen)
+		if err != nil {
+			return usageError(m, "agent", err.Error())
+		}
+		if !loop && token == "" {
+			fmt.Fprintf(m.Err, "Error: -listen=%s is reachable from other hosts, and no token protects it\n\nSet $ROOFLINE_AGENT_TOKEN or -token-file=FILE (its first line is the bearer token), or listen on loopback.\n", *listen)
+			return ExitError
+		}
+	}
+	b, ok := openBackend(m)
+	if !ok || !b.needSelf(m) {
+		return ExitError
+	}
+	release, err := agentLock(b.stateDir)
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return ExitError
+	}
+	defer release()
+
+	logger := log.New(m.Err, "", log.LstdFlags)
+	logf := func(format string, args ...any) { logger.Printf(format, args...) }
+	a := agent.New(settings)
+	a.States, a.Dir, a.Logf = b.states, b.stateDir, logf
+	a.Observer = agentObserver{newObserver(b.stateDir)}
+	a.Generator = agentGenerator{}
+	a.Restarter = &agentRestarter{m: m, b: b, logf: logf}
+	a.BootID = bootID
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	notify := agent.NewNotifier()
+
+	var srv *http.Server
+	if *listen != "off" {
+		ln, err := net.Listen("tcp", *listen)
+		if err != nil {
+			fmt.Fprintf(m.Err, "Error: cannot listen on %s: %v (another agent, or pick another -listen)\n", *listen, err)
+			return ExitError
+		}
+		h := &agent.Handler{
+			Gatherer: agent.Registry(agent.NewCollector(a.Report, a), true),
+			Report:   a.Report, Token: token,
+			Stale:    func() time.Duration { return 3*a.Settings().Tick + time.Minute }(),
+			Snapshot: func(w http.ResponseWriter, r *http.Request) { writeAgentSnapshot(w, r, m, b) },
+		}
+		srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		logf("roofline agent for %s: serving /metrics, /snapshot and /healthz on http://%s", b.stateDir, ln.Addr())
+	} else {
+		logf("roofline agent for %s (no HTTP endpoint)", b.stateDir)
+	}
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				_ = notify.Send("RELOADING=1")
+				if *settingsPath == "" {
+					logf("SIGHUP: no -settings file to re-read")
+				} else if s, err := agent.LoadSettings(*settingsPath, base); err != nil {
+					logf("SIGHUP: keeping the settings in force: %v", err)
+				} else {
+					a.SetSettings(s)
+					logf("SIGHUP: settings re-read from %s: tick %s, max_restarts %d", *settingsPath, s.Tick, s.MaxRestarts)
+				}
+				_ = notify.Send("READY=1")
+			}
+		}
+	}()
+
+	// READY=1 after the first observation; WATCHDOG=1 after every tick,
+	// so a stuck loop (not just a live process) makes systemd restart the
+	// agent.
+	ready := false
+	watchdog := agent.WatchdogInterval()
+	onTick := func() {
+		status := "STATUS=watching"
+		if rep := a.Report(); rep != nil {
+			status = fmt.Sprintf("STATUS=watching %d server(s), %d drifted", len(rep.Servers), rep.Drift)
+		}
+		if !ready {
+			ready = true
+			_ = notify.Send("READY=1\n" + status)
+		} else {
+			_ = notify.Send(status)
+		}
+		if watchdog > 0 {
+			_ = notify.Send("WATCHDOG=1")
+		}
+	}
+	if watchdog > 0 && watchdog < settings.Tick {
+		logf("warning: the systemd watchdog (%s) is shorter than two ticks (%s); set WatchdogSec to at least 3 ticks", 2*watchdog, 2*settings.Tick)
+	}
+	_ = a.Run(ctx, onTick)
+	_ = notify.Send("STOPPING=1")
+	logf("stopping: the servers keep running")
+	if srv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}
+	return ExitOK
+}
+
+// agentToken reads the bearer token: a file's first line, else the
+// environment. Never a flag value (argv is visible to every user).
+func agentToken(file string) (string, error) {
+	if file != "" {
+		b, err := fsx.ReadFile(file, 64<<10)
+		if err != nil {
+			return "", fmt.Errorf("reading the token: %w", err)
+		}
+		tok, _, _ := strings.Cut(string(b), "\n")
+		tok = strings.TrimSpace(tok)
+		if tok == "" {
+			return "", fmt.Errorf("the token file %s is empty", file)
+		}
+		return tok, nil
+	}
+	return strings.TrimSpace(os.Getenv("ROOFLINE_AGENT_TOKEN")), nil
+}
+
+// agentLock makes sure one agent runs per state directory: an flock on
+// agent/agent.lock, released by the kernel when the agent dies, so that a
+// new agent can take over from a killed one.
+func agentLock(stateDir string) (func(), error) {
+	dir := filepath.Join(stateDir, "agent")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "agent.lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		b, _ := os.ReadFile(path)
+		f.Close()
+		holder := strings.TrimSpace(string(b))
+		if holder == "" {
+			holder = "unknown"
+		}
+		return nil, fmt.Errorf("another roofline agent runs for %s (pid %s); one agent per state directory", stateDir, holder)
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return func() { f.Close() }, nil
+}
+
+// bootID reads the kernel's boot id.
+func bootID() (string, error) {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// writeAgentSnapshot serves /snapshot: the host snapshot of roofline
+// snapshot (the state, redacted, what refresh sees of every server, the
+// GPUs, engines, models and ports), taken with the configuration as it is
+// now, so that CI can fetch it for plan -review -snapshot.
+func writeAgentSnapshot(w http.ResponseWriter, r *http.Request, m *Meta, b *backend) {
+	st, err := b.states.Read()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	cfg, diags := config.LoadDirInputs(".", m.inputs())
+	if diags.HasErrors() {
+		http.Error(w, "the configuration does not load: "+diags.Error(), http.StatusInternalServerError)
+		return
+	}
+	var buf bytes.Buffer
+	if err := b.takeSnapshot(r.Context(), cfg, st, "", false).Write(&buf); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(buf.Bytes())
+}
+
+func runCheck(m *Meta, args []string) int {
+	fs := newFlags("check")
+	jsonOut := fs.Bool("json", false, "")
+	textfile := fs.String("textfile", "", "")
+	vars := varFlags(fs)
+	if !parseFlags(m, fs, args) {
+		return ExitError
+	}
+	if fs.NArg() > 0 {
+		return usageError(m, "check", fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	}
+	if !setVars(m, "check", *vars) {
+		return ExitError
+	}
+	b, st, ok := openStateFile(m)
+	if !ok {
+		return ExitError
+	}
+	entries, _ := journal.Read(journal.Path(b.stateDir))
+	boot, _ := bootID()
+	rep := agent.Check(context.Background(), st, agentObserver{newObserver(b.stateDir)}, agentGenerator{}, entries, boot, time.Now())
+	if *textfile != "" {
+		if err := agent.WriteTextfile(*textfile, rep); err != nil {
+			fmt.Fprintf(m.Err, "Error: writing %s: %v\n", *textfile, err)
+			return ExitError
+		}
+	}
+	if *jsonOut {
+		printJSON(m.Out, rep)
+	} else {
+		rep.WriteText(m.Out)
+	}
+	if rep.Drift > 0 {
+		return ExitChanges
+	}
+	return ExitOK
+}

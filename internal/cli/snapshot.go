@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/fsx"
+	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/snapshot"
+	"github.com/roofline/roofline/internal/state"
+)
+
+func init() {
+	register(&Command{
+		Name:     "snapshot",
+		Synopsis: "Write the host snapshot that review plans read",
+		Usage: `Usage: roofline [global options] snapshot -out=FILE [options]
+
+  On the GPU host: writes what a plan in code review needs to see the host,
+  with no secret in it: the state (redacted), each server's liveness and
+  health, the GPU inventory with each GPU process attributed to its server,
+  every engine's probe (identity, version, full flag list), each model's
+  fingerprint, file manifest and memory facts, the ports held, and the
+  footprints measured at start-up. Commit it beside the configuration (a
+  timer can refresh it); CI runs roofline plan -review -snapshot=FILE.
+  Changes nothing on the host and takes no lock.
+
+Options:
+  -out=FILE             Where to write the snapshot ("-" for stdout).
+  -inventory=FILE       GPU snapshot to use instead of NVML.
+  -refresh-probes       Probe the engines again instead of using the cache.
+` + varsUsage,
+		Run: runSnapshot,
+	})
+}
+
+func runSnapshot(m *Meta, args []string) int {
+	fs := newFlags("snapshot")
+	out := fs.String("out", "", "")
+	inventory := fs.String("inventory", "", "")
+	reprobe := fs.Bool("refresh-probes", false, "")
+	if !parseConfigFlags(m, fs, args) {
+		return ExitError
+	}
+	if *out == "" {
+		return usageError(m, "snapshot", "-out=FILE is required")
+	}
+	b, st, ok := openStateFile(m)
+	if !ok || !b.needSelf(m) {
+		return ExitError
+	}
+	snap := b.takeSnapshot(context.Background(), b.cfg, st, *inventory, *reprobe)
+	var buf bytes.Buffer
+	if err := snap.Write(&buf); err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return ExitError
+	}
+	if *out == "-" {
+		_, _ = m.Out.Write(buf.Bytes())
+		return ExitOK
+	}
+	if err := fsx.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+		fmt.Fprintf(m.Err, "Error: writing the snapshot: %v\n", err)
+		return ExitError
+	}
+	problems := 0
+	for _, e := range snap.Engines {
+		if e.Error != "" {
+			problems++
+		}
+	}
+	for _, md := range snap.Models {
+		if md.Error != "" {
+			problems++
+		}
+	}
+	fmt.Fprintf(m.Out, "Wrote the host snapshot of %s to %s: %d server(s), %d GPU(s), %d engine(s), %d model(s)",
+		snap.Host, *out, len(snap.State.Servers), gpuCount(snap), len(snap.Engines), len(snap.Models))
+	if problems > 0 {
+		fmt.Fprintf(m.Out, "; %d engine or model could not be read here (recorded as errors; plan reports them)", problems)
+	}
+	fmt.Fprintln(m.Out, ".")
+	return ExitOK
+}
+
+// takeSnapshot refreshes as plan does and records what it found (roofline
+// snapshot, and the agent's /snapshot).
+func (b *backend) takeSnapshot(ctx context.Context, cfg *config.Config, st *state.File, inventory string, reprobe bool) *snapshot.File {
+	in := b.refresher(inventory, reprobe).Refresh(ctx, cfg, st)
+	host, _ := os.Hostname()
+	return snapshot.Take(in, portChecker{}, host, time.Now())
+}
+
+func gpuCount(s *snapshot.File) int {
+	if s.GPUs == nil {
+		return 0
+	}
+	return len(s.GPUs.GPUs)
+}
+
+// makeSnapshotPlan plans against a host snapshot: the configuration of
+// this checkout, read as if it were the host's copy, and every fact from
+// the snapshot. Nothing here is probed, locked or written.
+func makeSnapshotPlan(m *Meta, o *planOptions, mode plan.Mode) (*plan.Plan, *state.File, bool) {
+	snap, err := snapshot.Read(o.snapshot)
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: -snapshot: %v\n", err)
+		return nil, nil, false
+	}
+	m.asDir = snap.ConfigDir
+	cfg, ok := loadConfig(m)
+	if !ok {
+		return nil, nil, false
+	}
+	st := snap.State
+	targets, ok1 := serverNames(m, cfg, st, o.targets, "target")
+	replaces, ok2 := serverNames(m, cfg, st, o.replaces, "replace")
+	if !ok1 || !ok2 {
+		return nil, nil, false
+	}
+	in := snap.Inputs(cfg)
+	in.Mode, in.Targets, in.Replace = mode, targets, replaces
+	in.Review = true
+	in.Now = time.Now()
+	p := plan.Make(in)
+	m.secrets.Add(p.Secrets.Values()...)
+	p.Diagnostics = append(p.Diagnostics, lockDiags(cfg, in.Engines)...)
+	p.Review = true
+	p.SnapshotHost, p.SnapshotCreatedAt = snap.Host, snap.CreatedAt
+	if age := snap.Age(in.Now); o.snapshotMaxAge > 0 && age > o.snapshotMaxAge {
+		p.Diagnostics = append(p.Diagnostics, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Old host snapshot",
+			Detail: fmt.Sprintf("The snapshot of %s was taken %s ago (%s), longer than -snapshot-max-age=%s: the host may have changed since. Run roofline snapshot on the host again.",
+				snap.Host, age.Round(time.Minute), snap.CreatedAt.Format(time.RFC3339), o.snapshotMaxAge)})
+	}
+	if m.diagSink != nil {
+		p.Diagnostics = append(*m.diagSink, p.Diagnostics...)
+		*m.diagSink = nil
+	}
+	return p, st, true
+}
+
+// failOnPolicy applies -fail-on: downtime (a replacement that stops the
+// old server first) and destroy (a server removed). It prints what broke
+// the policy and returns ExitPolicy.
+func failOnPolicy(m *Meta, policies []string, p *plan.Plan) (int, bool) {
+	var broken []string
+	for _, pol := range policies {
+		for _, c := range p.Changes {
+			switch {
+			case pol == "downtime" && c.Action == plan.DeleteThenCreate:
+				broken = append(broken, fmt.Sprintf("%s is replaced with downtime (%s)", c.Addr, c.Reason))
+			case pol == "destroy" && c.Action == plan.Delete:
+				broken = append(broken, fmt.Sprintf("%s is destroyed (%s)", c.Addr, c.Reason))
+			}
+		}
+	}
+	if len(broken) == 0 {
+		return 0, false
+	}
+	fmt.Fprintf(m.Err, "\nError: The plan breaks a -fail-on policy\n\n")
+	for _, b := range broken {
+		fmt.Fprintf(m.Err, "  - %s\n", b)
+	}
+	return ExitPolicy, true
+}

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/roofline/roofline/internal/apply"
+	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/journal"
+	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/suggest"
+)
+
+func init() {
+	register(&Command{
+		Name:     "state mv",
+		Synopsis: "Rename a server without restarting it",
+		Usage: `Usage: roofline state mv [options] SOURCE DESTINATION
+
+  Renames a server in the state, as a moved block does at the next apply:
+  server.beta becomes server.gamma without touching its process. The state
+  record, the log file and the proxy's files take the new name, and the
+  journal links the two names (roofline journal gamma shows beta's history).
+  Rename the block in the configuration too, or the next plan destroys the
+  new name and creates the old one. Takes the state lock.
+
+    roofline state mv server.beta server.gamma
+    roofline state mv 'server.web["a"]' 'server.web["b"]'
+
+Options:
+  -dry-run          Say what would move; change nothing.
+  -lock-timeout=DUR How long to wait for the state lock (default 0s: fail at once).
+  -state-dir=DIR    Use the state in DIR instead of the configuration's state_dir.
+` + varsUsage,
+		Run: runStateMv,
+	})
+}
+
+func runStateMv(m *Meta, args []string) int {
+	fs := newFlags("state mv")
+	dryRun := fs.Bool("dry-run", false, "")
+	lockTimeout := fs.Duration("lock-timeout", 0, "")
+	dir := stateDirFlag(fs)
+	if !parseConfigFlags(m, fs, args) {
+		return ExitError
+	}
+	if fs.NArg() != 2 {
+		return usageError(m, "state mv", "expected two addresses: SOURCE DESTINATION, such as server.beta server.gamma")
+	}
+	from, err := config.ParseServerAddr(fs.Arg(0))
+	if err == nil {
+		var to string
+		to, err = config.ParseServerAddr(fs.Arg(1))
+		if err == nil && from == to {
+			err = fmt.Errorf("source and destination are both server.%s", from)
+		}
+		if err == nil {
+			return stateMv(m, *dir, *dryRun, *lockTimeout, from, to)
+		}
+	}
+	return usageError(m, "state mv", err.Error())
+}
+
+func stateMv(m *Meta, dir string, dryRun bool, lockTimeout time.Duration, from, to string) int {
+	sm, ok := openState(m, dir)
+	if !ok {
+		return ExitError
+	}
+	if !dryRun && !m.NoLock {
+		sm.OnStaleLock = staleLockNote(m)
+		ctx, cancel := context.WithTimeout(context.Background(), lockTimeout)
+		id, err := sm.Lock(ctx, state.NewLockInfo("state mv"))
+		cancel()
+		if err != nil {
+			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			return ExitError
+		}
+		defer func() {
+			if err := sm.Unlock(id); err != nil {
+				fmt.Fprintf(m.Err, "Error: %v\n", err)
+			}
+		}()
+	}
+	f, ok := readState(m, sm)
+	if !ok {
+		return ExitError
+	}
+	s := f.Server(from)
+	switch {
+	case s == nil:
+		fmt.Fprintf(m.Err, "Error: Invalid source address\n\nserver.%s is not in the state.%s Nothing was moved.\n", from, suggest.DidYouMean(from, f.Names()))
+		return ExitError
+	case f.Server(to) != nil:
+		fmt.Fprintf(m.Err, "Error: Invalid target address\n\nserver.%s is already in the state; roofline state rm it first, or choose another name. Nothing was moved.\n", to)
+		return ExitError
+	}
+	if dryRun {
+		fmt.Fprintf(m.Out, "Would move server.%s to server.%s; its process is not touched.\n", from, to)
+		return ExitOK
+	}
+	moveErr := apply.Move(sm.Dir(), f, from, to)
+	if err := sm.Write(f); err != nil {
+		fmt.Fprintf(m.Err, "Error: %v. The state still records server.%s.\n", err, from)
+		return ExitError
+	}
+	if err := journal.Append(journal.Path(sm.Dir()), journal.MoveEntry(from, to, time.Now())); err != nil {
+		fmt.Fprintf(m.Err, "Warning: the journal does not record the rename: %v\n", err)
+	}
+	fmt.Fprintf(m.Out, "Move %q to %q\nSuccessfully moved 1 object(s).\n", "server."+from, "server."+to)
+	if s.PID > 0 {
+		fmt.Fprintf(m.Out, "Its process (pid %d) was not touched.\n", s.PID)
+	}
+	if moveErr != nil {
+		fmt.Fprintf(m.Err, "Warning: the state records server.%s, but not every file moved: %v\n", to, moveErr)
+	}
+	fmt.Fprintf(m.Out, "Rename the block in the configuration to match (server %q), or add a moved block; otherwise the next plan destroys server.%s and creates server.%s.\n", to, to, from)
+	return ExitOK
+}

@@ -1,0 +1,562 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"github.com/roofline/roofline/internal/testnet"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/roofline/roofline/internal/journal"
+	"github.com/roofline/roofline/internal/state"
+)
+
+// agentConfig is one vLLM server with env added to its engine's.
+func agentConfig(env string) string {
+	cfg := base
+	if env != "" {
+		cfg = strings.Replace(cfg, `ROOFLINE_REHEARSAL_ITL = "2ms" }`, `ROOFLINE_REHEARSAL_ITL = "2ms", `+env+` }`, 1)
+	}
+	return cfg + `
+server "a" {
+  engine        = engine.vllm
+  model         = model.qwen
+  gpus          = [0]
+  port          = @PORT_A@
+  max_model_len = 32768
+}
+`
+}
+
+// agentProc is a running roofline agent.
+type agentProc struct {
+	t      testing.TB
+	cmd    *exec.Cmd
+	url    string
+	mu     sync.Mutex
+	log    bytes.Buffer
+	done   chan struct{}
+	exited bool
+}
+
+func (a *agentProc) Write(p []byte) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.log.Write(p)
+}
+
+func (a *agentProc) logText() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.log.String()
+}
+
+// fastAgent are settings that make the agent's loop run in seconds.
+var fastAgent = []string{"-tick=200ms", "-generate-every=1s", "-backoff-initial=500ms", "-backoff-max=2s", "-max-restarts=3", "-hang-checks=2"}
+
+// startAgent starts roofline agent in e's directory with fastAgent and
+// waits until it has observed once. It is stopped with SIGTERM at the end of
+// the test (before the env's destroy).
+func (e *env) startAgent(extra ...string) *agentProc {
+	e.t.Helper()
+	return startAgentIn(e.t, e.dir, append(append([]string(nil), fastAgent...), extra...)...)
+}
+
+// startAgentIn starts roofline agent in dir with args and a free loopback
+// port.
+func startAgentIn(tb testing.TB, dir string, args ...string) *agentProc {
+	tb.Helper()
+	port := freePortTB(tb)
+	args = append([]string{"-no-color", "agent", fmt.Sprintf("-listen=127.0.0.1:%d", port)}, args...)
+	a := &agentProc{t: tb, url: fmt.Sprintf("http://127.0.0.1:%d", port), done: make(chan struct{})}
+	a.cmd = exec.Command(bin, args...)
+	a.cmd.Dir = dir
+	a.cmd.Stdout, a.cmd.Stderr = a, a
+	if err := a.cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	go func() { _ = a.cmd.Wait(); close(a.done) }()
+	tb.Cleanup(a.stop)
+	a.waitFor(30*time.Second, "its first observation", func() bool {
+		code, _ := a.get("/healthz")
+		return code == 200
+	})
+	return a
+}
+
+func freePortTB(tb testing.TB) int { return testnet.FreePort(tb) }
+
+func (a *agentProc) stop() {
+	select {
+	case <-a.done:
+		return
+	default:
+	}
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-a.done:
+	case <-time.After(30 * time.Second):
+		a.t.Errorf("the agent did not stop within 30 s of SIGTERM; its log:\n%s", a.logText())
+		_ = a.cmd.Process.Kill()
+		<-a.done
+	}
+}
+
+func (a *agentProc) kill() {
+	_ = a.cmd.Process.Signal(syscall.SIGKILL)
+	<-a.done
+}
+
+func (a *agentProc) get(path string) (int, string) {
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(a.url + path)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// waitFor polls cond until it holds, failing the test with the agent's log
+// after limit.
+func (a *agentProc) waitFor(limit time.Duration, what string, cond func() bool) time.Duration {
+	a.t.Helper()
+	start := time.Now()
+	for time.Since(start) < limit {
+		if cond() {
+			return time.Since(start)
+		}
+		select {
+		case <-a.done:
+			a.t.Fatalf("the agent exited while waiting for %s; its log:\n%s", what, a.logText())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	a.t.Fatalf("no %s within %s; the agent's log:\n%s", what, limit, a.logText())
+	return 0
+}
+
+// serving reports whether server name runs with a pid other than old, past
+// its gates, and answers /health.
+func (e *env) serving(name string, old int) (int, bool) {
+	st, err := state.NewFilesystem(filepath.Join(e.dir, ".roofline")).Read()
+	if err != nil {
+		return 0, false
+	}
+	s := st.Server(name)
+	if s == nil || s.Status != state.StatusReady || s.PID == 0 || s.PID == old {
+		return 0, false
+	}
+	resp, err := (&http.Client{Timeout: time.Second}).Get(fmt.Sprintf("http://127.0.0.1:%d/health", s.Port))
+	if err != nil {
+		return 0, false
+	}
+	resp.Body.Close()
+	return s.PID, resp.StatusCode == 200
+}
+
+func agentEntries(t *testing.T, e *env, action string) []journal.Entry {
+	t.Helper()
+	all, err := journal.Read(filepath.Join(e.dir, ".roofline", journal.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []journal.Entry
+	for _, x := range all {
+		if x.Kind == journal.KindAgent && x.Agent != nil && x.Agent.Action == action {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// TestAgentRestartsKilledEngine: an engine killed with SIGKILL is back and
+// healthy within 15 s plus its load time (300 ms here).
+func TestAgentRestartsKilledEngine(t *testing.T) {
+	e := newEnv(t, agentConfig(""))
+	e.mustRun(0, "apply", "-auto-approve")
+	old := e.status()["a"].PID
+	settings := filepath.Join(e.dir, "agent.json")
+	writeFile(t, settings, `{"max_restarts": 3}`)
+	a := e.startAgent("-settings=" + settings)
+
+	_ = syscall.Kill(-old, syscall.SIGKILL)
+	killed := time.Now()
+	var pid int
+	a.waitFor(60*time.Second, "restart", func() bool {
+		p, ok := e.serving("a", old)
+		pid = p
+		return ok
+	})
+	took := time.Since(killed)
+	t.Logf("SIGKILL to healthy again: %s (new pid %d; engine load time 300 ms)", took.Round(time.Millisecond), pid)
+	if took > 15*time.Second+300*time.Millisecond {
+		t.Errorf("the engine came back after %s, want within 15.3 s", took)
+	}
+	// The agent books the restart when apply returns; the next tick
+	// publishes it.
+	a.waitFor(10*time.Second, "/metrics showing the restart", func() bool {
+		code, body := a.get("/metrics")
+		return code == 200 && strings.Contains(body, `roofline_server_restarts_total{server="a"} 1`) && strings.Contains(body, `roofline_server_up{server="a"} 1`)
+	})
+	if n := len(agentEntries(t, e, journal.AgentRestarted)); n != 1 {
+		t.Errorf("journal: %d restarted entries, want 1", n)
+	}
+
+	// roofline check sees it healthy, and writes the textfile.
+	prom := filepath.Join(t.TempDir(), "roofline.prom")
+	r := e.run("check", "-json", "-textfile="+prom)
+	b, _ := os.ReadFile(prom)
+	if r.code != 0 || !strings.Contains(r.stdout, `"drift": 0`) || !strings.Contains(r.stdout, `"restarts": 1,`) ||
+		!strings.Contains(string(b), `roofline_server_up{server="a"} 1`) || !strings.Contains(string(b), `roofline_server_restarts_total{server="a"} 1`) {
+		t.Errorf("check after the restart: %s\ntextfile:\n%s", r, b)
+	}
+
+	// /snapshot is the host snapshot review plans read.
+	code, snap := a.get("/snapshot")
+	snapFile := filepath.Join(t.TempDir(), "snapshot.json")
+	writeFile(t, snapFile, snap)
+	if r := e.run("plan", "-review", "-snapshot="+snapFile); code != 200 || r.code != 0 || !strings.Contains(r.stdout, "No changes") {
+		t.Errorf("/snapshot (HTTP %d) read by plan -review -snapshot: %s", code, r)
+	}
+
+	// SIGHUP re-reads the settings file; SIGTERM stops the agent and
+	// leaves the server serving.
+	writeFile(t, settings, `{"max_restarts": 7, "tick": "300ms"}`)
+	_ = a.cmd.Process.Signal(syscall.SIGHUP)
+	a.waitFor(10*time.Second, "the settings re-read on SIGHUP", func() bool {
+		return strings.Contains(a.logText(), "tick 300ms, max_restarts 7")
+	})
+	a.stop()
+	if !strings.Contains(a.logText(), "the servers keep running") {
+		t.Errorf("the agent's log on SIGTERM:\n%s", a.logText())
+	}
+	if _, ok := e.serving("a", 0); !ok {
+		t.Error("after SIGTERM to the agent the server does not serve")
+	}
+}
+
+// TestAgentRefusals: a wide listen address without a token, and a second
+// agent for the same state, are refused with a message.
+func TestAgentRefusals(t *testing.T) {
+	e := newEnv(t, agentConfig(""))
+	r := e.run("agent", "-listen=0.0.0.0:0")
+	if r.code != 1 || !strings.Contains(r.stderr, "ROOFLINE_AGENT_TOKEN") {
+		t.Errorf("agent on 0.0.0.0 without a token: %s", r)
+	}
+	e.startAgent()
+	r = e.run("agent", "-listen=off")
+	if r.code != 1 || !strings.Contains(r.stderr, "another roofline agent runs") {
+		t.Errorf("a second agent: %s", r)
+	}
+}
+
+// TestAgentRestartsUnhealthyEngine: an engine whose /health turns 503 while
+// its process stays (unhealthy_after) is replaced.
+func TestAgentRestartsUnhealthyEngine(t *testing.T) {
+	e := newEnv(t, agentConfig(`ROOFLINE_REHEARSAL_FAIL = "unhealthy_after=3s"`))
+	e.mustRun(0, "apply", "-auto-approve")
+	old := e.status()["a"].PID
+	started := time.Now()
+	a := e.startAgent()
+	var pid int
+	a.waitFor(60*time.Second, "replacement of the unhealthy engine", func() bool {
+		p, ok := e.serving("a", old)
+		pid = p
+		return ok
+	})
+	t.Logf("unhealthy from %s after apply; replaced and healthy %s after the agent started (new pid %d)",
+		3*time.Second, (time.Since(started)).Round(time.Millisecond), pid)
+	if isAlive(old) {
+		t.Errorf("the unhealthy engine (pid %d) still runs after its replacement", old)
+	}
+	var ents []journal.Entry
+	a.waitFor(10*time.Second, "the journal entry", func() bool {
+		ents = agentEntries(t, e, journal.AgentRestarted)
+		return len(ents) > 0
+	})
+	if !strings.Contains(ents[0].Agent.Reason, "failed") {
+		t.Errorf("journal: want a restarted entry naming the failed checks, got %+v", ents)
+	}
+}
+
+// TestAgentGivesUp: a server that can never start (oom_weights) is retried
+// with backoff, then the agent stops and reports the cause on /metrics and
+// roofline check reports it too.
+func TestAgentGivesUp(t *testing.T) {
+	e := newEnv(t, agentConfig(`ROOFLINE_REHEARSAL_FAIL = "oom_weights"`))
+	e.mustRun(1, "apply", "-auto-approve")
+	a := e.startAgent()
+	start := time.Now()
+	a.waitFor(90*time.Second, "give-up", func() bool {
+		_, body := a.get("/metrics")
+		return strings.Contains(body, `roofline_server_gave_up{server="a"} 1`)
+	})
+	t.Logf("gave up after %s", time.Since(start).Round(time.Millisecond))
+	_, body := a.get("/metrics")
+	if !strings.Contains(body, `roofline_server_last_failure_info{class="oom_weights",server="a"} 1`) {
+		t.Errorf("/metrics does not name the cause:\n%s", grepLines(body, "roofline_server_"))
+	}
+	// Prometheus' own checker accepts the real agent's output.
+	if promtool, err := exec.LookPath("promtool"); err == nil {
+		cmd := exec.Command(promtool, "check", "metrics")
+		cmd.Stdin = strings.NewReader(body)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool check metrics on the agent's /metrics: %v\n%s", err, out)
+		}
+	} else if os.Getenv("ROOFLINE_PROMETHEUS_REQUIRED") == "1" {
+		t.Error("promtool is not installed and ROOFLINE_PROMETHEUS_REQUIRED=1")
+	}
+	fails := agentEntries(t, e, journal.AgentRestartFailed)
+	if len(fails) != 3 || len(agentEntries(t, e, journal.AgentGaveUp)) != 1 {
+		t.Fatalf("journal: %d failed restarts and %d give-ups, want 3 and 1", len(fails), len(agentEntries(t, e, journal.AgentGaveUp)))
+	}
+	// Backoff: 500 ms, then 1 s between the attempts (plus the attempts).
+	for i, min := range []time.Duration{500 * time.Millisecond, time.Second} {
+		if gap := fails[i+1].Time.Sub(fails[i].Time); gap < min {
+			t.Errorf("attempt %d came %s after the one before, want at least %s (backoff)", i+2, gap, min)
+		}
+	}
+	// It stays given up: no further attempt.
+	time.Sleep(2 * time.Second)
+	if n := len(agentEntries(t, e, journal.AgentRestartFailed)); n != 3 {
+		t.Errorf("%d failed restarts after giving up, want still 3", n)
+	}
+	r := e.run("check")
+	if r.code != 2 || !strings.Contains(r.stdout, "oom_weights") || !strings.Contains(r.stdout, "gave up") {
+		t.Errorf("roofline check: want exit 2 naming oom_weights and the give-up, got %s", r)
+	}
+}
+
+// TestAgentKilledLeavesNoOrphan: the agent killed with SIGKILL in the middle
+// of a restart leaves no untracked process, and a new agent takes over.
+func TestAgentKilledLeavesNoOrphan(t *testing.T) {
+	e := newEnv(t, strings.ReplaceAll(agentConfig(""), `"300ms"`, `"2s"`))
+	e.mustRun(0, "apply", "-auto-approve")
+	old := e.status()["a"].PID
+	a := e.startAgent()
+	_ = syscall.Kill(-old, syscall.SIGKILL)
+	a.waitFor(30*time.Second, "a restart in progress", func() bool {
+		return strings.Contains(a.logText(), "server.a: Creating...")
+	})
+	time.Sleep(300 * time.Millisecond) // inside the engine's 2 s load
+	a.kill()
+	checkTracked(t, e, 0)
+
+	b := e.startAgent()
+	start := time.Now()
+	b.waitFor(60*time.Second, "the new agent's restart", func() bool {
+		_, ok := e.serving("a", old)
+		return ok
+	})
+	t.Logf("the new agent had the server healthy %s after it started", time.Since(start).Round(time.Millisecond))
+	checkTracked(t, e, 1)
+	if n := len(launchedPids(e.dir)); n == 0 {
+		t.Fatal("no engine process runs")
+	}
+}
+
+// TestApplyDuringAgentRestart: an apply that starts while the agent
+// restarts a server waits for the lock and finds nothing to do: one engine,
+// no deadlock.
+func TestApplyDuringAgentRestart(t *testing.T) {
+	e := newEnv(t, strings.ReplaceAll(agentConfig(""), `"300ms"`, `"2s"`))
+	e.mustRun(0, "apply", "-auto-approve")
+	old := e.status()["a"].PID
+	a := e.startAgent()
+	_ = syscall.Kill(-old, syscall.SIGKILL)
+	a.waitFor(30*time.Second, "a restart in progress", func() bool {
+		return strings.Contains(a.logText(), "server.a: Creating...")
+	})
+	start := time.Now()
+	r := e.run("apply", "-auto-approve", "-lock-timeout=60s")
+	t.Logf("apply during the restart returned after %s", time.Since(start).Round(time.Millisecond))
+	if r.code != 0 || strings.Contains(r.stdout, "Creating...") {
+		t.Fatalf("apply during the agent's restart: want exit 0 with nothing to start, got %s", r)
+	}
+	if _, ok := e.serving("a", old); !ok {
+		t.Fatalf("after both, server a does not serve:\n%s", a.logText())
+	}
+	checkTracked(t, e, 0)
+	sessions := map[int]bool{}
+	for _, pid := range launchedPids(e.dir) {
+		sessions[sessionOf(pid)] = true
+	}
+	if len(sessions) != 1 {
+		t.Errorf("%d engine sessions run, want 1 (double start?)", len(sessions))
+	}
+}
+
+// TestAgentAfterReboot: a simulated reboot (every engine killed, the boot
+// id in the state and in the agent's record changed) brings the servers
+// back when the agent starts.
+func TestAgentAfterReboot(t *testing.T) {
+	e := newEnv(t, twoServers)
+	e.mustRun(0, "apply", "-auto-approve")
+	rows := e.status()
+	sd := filepath.Join(e.dir, ".roofline")
+	for _, r := range rows {
+		_ = syscall.Kill(-r.PID, syscall.SIGKILL)
+		waitGone(t, r.PID)
+	}
+	fs := state.NewFilesystem(sd)
+	st, err := fs.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range st.Servers {
+		s.BootID = "00000000-0000-4000-8000-000000000000"
+	}
+	if err := fs.Write(st); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(sd, "agent", "boot_id"), "00000000-0000-4000-8000-000000000000\n")
+
+	start := time.Now()
+	a := e.startAgent()
+	a.waitFor(60*time.Second, "both servers back", func() bool {
+		_, okA := e.serving("a", rows["a"].PID)
+		_, okB := e.serving("b", rows["b"].PID)
+		return okA && okB
+	})
+	t.Logf("after the simulated reboot both servers were healthy %s after the agent started", time.Since(start).Round(time.Millisecond))
+	if len(agentEntries(t, e, journal.AgentRebooted)) != 1 {
+		t.Errorf("the journal has no reboot entry")
+	}
+}
+
+func grepLines(s, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func isAlive(pid int) bool { return syscall.Kill(pid, 0) == nil && sessionOf(pid) != 0 }
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkAgent16Servers measures roofline agent's own cost while it
+// watches 16 rehearsal servers at its default 5 s tick (a short generation
+// per server every minute): CPU time per tick, CPU share, and resident
+// memory. One iteration is one tick: run with -benchtime=12x (a minute).
+func BenchmarkAgent16Servers(b *testing.B) {
+	t := &testing.T{}
+	var sb strings.Builder
+	sb.WriteString(base)
+	for i := 0; i < 16; i++ {
+		fmt.Fprintf(&sb, `
+server "s%d" {
+  engine                 = engine.vllm
+  model                  = model.qwen
+  gpus                   = [%d]
+  port                   = @PORT_%d@
+  max_model_len          = 8192
+  gpu_memory_utilization = 0.45
+}
+`, i, i%8, i)
+	}
+	e := newEnv(t, sb.String())
+	inv, err := os.ReadFile("../gpu/testdata/h100x8.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, "gpus.json"), inv, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	defer e.run("destroy", "-auto-approve", "-lock-timeout=60s")
+	if r := e.run("apply", "-auto-approve"); r.code != 0 {
+		b.Fatalf("apply: %s", r)
+	}
+	a := startAgentIn(b, e.dir, "-tick=5s", "-generate-every=1m")
+	defer a.stop()
+	a.waitFor(time.Minute, "16 servers up", func() bool {
+		_, body := a.get("/metrics")
+		return len(regexp.MustCompile(`(?m)^roofline_server_up\{.*\} 1$`).FindAllString(body, -1)) == 16 && strings.Contains(body, "roofline_servers_drifted 0")
+	})
+	pid := a.cmd.Process.Pid
+	cpu0 := cpuTicks(b, pid)
+	start := time.Now()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		time.Sleep(5 * time.Second)
+	}
+	b.StopTimer()
+	wall := time.Since(start)
+	cpu := time.Duration(cpuTicks(b, pid)-cpu0) * 10 * time.Millisecond // USER_HZ = 100
+	_, body := a.get("/metrics")
+	if !strings.Contains(body, "roofline_servers_drifted 0") {
+		b.Fatalf("servers drifted while measuring:\n%s", grepLines(body, "roofline_server"))
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/tick")
+	b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "cpu-%")
+	b.ReportMetric(float64(statusKiB(b, pid, "VmRSS"))/1024, "rss-MiB")
+	b.ReportMetric(float64(statusKiB(b, pid, "VmHWM"))/1024, "peak-rss-MiB")
+}
+
+// cpuTicks is utime + stime of pid in clock ticks (/proc/PID/stat).
+func cpuTicks(tb testing.TB, pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	var u, s int64
+	fmt.Sscan(f[11], &u)
+	fmt.Sscan(f[12], &s)
+	return u + s
+}
+
+// statusKiB reads a "kB" field of /proc/PID/status.
+func statusKiB(tb testing.TB, pid int, field string) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			var n int64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &n)
+			return n
+		}
+	}
+	return 0
+}
+
+// TestAgentLeavesApplyAlone: while an apply starts a server (status
+// "starting" for the engine's 2 s load), the agent waits for the lock and
+// then leaves the server the apply finished alone.
+func TestAgentLeavesApplyAlone(t *testing.T) {
+	e := newEnv(t, strings.ReplaceAll(agentConfig(""), `"300ms"`, `"2s"`))
+	a := e.startAgent()
+	e.mustRun(0, "apply", "-auto-approve")
+	pid := e.status()["a"].PID
+	time.Sleep(2 * time.Second) // ten ticks
+	if _, ok := e.serving("a", 0); !ok || e.status()["a"].PID != pid {
+		t.Fatalf("the server apply started was replaced or is down (pid %d before); the agent's log:\n%s", pid, a.logText())
+	}
+	if n := len(agentEntries(t, e, journal.AgentRestarted)) + len(agentEntries(t, e, journal.AgentRestartFailed)); n != 0 {
+		t.Errorf("the agent acted %d time(s) on a server an apply was starting:\n%s", n, a.logText())
+	}
+}

@@ -1,0 +1,271 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// rolloutStep is a moment of a create-before-destroy rollout where apply
+// is interrupted: the line of apply's output that announces it, and the
+// signal sent when it appears.
+type rolloutStep struct {
+	name string
+	line string // substring of apply's stdout that marks the step
+	sig  syscall.Signal
+	// wait, after the line, before the signal: lands the kill inside the
+	// step (the gates take a few hundred ms).
+	wait time.Duration
+	// until, when set, is polled (every ms, up to 2 s) after the line and
+	// before the signal: the kill waits for the state to show the step.
+	until func(state string) bool
+}
+
+var rolloutSteps = []rolloutStep{
+	// "Replacing..." comes right before the intent is written; the kill
+	// waits for the state to show it (it may land on the start that
+	// follows: a process start takes about as long as one poll).
+	{name: "intent written", line: "Replacing...", sig: syscall.SIGKILL, until: func(st string) bool { return strings.Contains(st, "status starting") }},
+	{name: "new pid recorded", line: "Started pid", sig: syscall.SIGKILL},
+	{name: "gates running", line: "running the gates", sig: syscall.SIGKILL, wait: 100 * time.Millisecond},
+	{name: "switch", line: "switched to the new instance", sig: syscall.SIGKILL},
+	{name: "drain", line: "Draining", sig: syscall.SIGKILL},
+	{name: "old stopped", line: "drained and stopped", sig: syscall.SIGKILL},
+	{name: "SIGINT during the drain", line: "Draining", sig: syscall.SIGINT},
+}
+
+func killRolloutConfig(round int, drain string) string {
+	l := []string{"32768", "16384"}[round%2]
+	return strings.ReplaceAll(base, `"300ms"`, `"1s"`) + fmt.Sprintf(`
+server "q" {
+  engine                 = engine.vllm
+  model                  = model.qwen
+  gpus                   = [0]
+  port                   = @PORT_Q@
+  max_model_len          = %s
+  gpu_memory_utilization = 0.45
+  lifecycle {
+    create_before_destroy = true
+    drain_timeout         = %q
+  }
+}
+`, l, drain)
+}
+
+// stateView is the part of the state file the test reads.
+type stateView struct {
+	Servers map[string]struct {
+		PID     int    `json:"pid"`
+		Status  string `json:"status"`
+		Deposed *struct {
+			PID int `json:"pid"`
+		} `json:"deposed"`
+	} `json:"servers"`
+}
+
+func (e *env) stateOf(name string) string {
+	b, err := os.ReadFile(filepath.Join(e.dir, ".roofline", "state.json"))
+	if err != nil {
+		return "no state"
+	}
+	var st stateView
+	if err := json.Unmarshal(b, &st); err != nil {
+		return "unreadable state: " + err.Error()
+	}
+	s, ok := st.Servers[name]
+	if !ok {
+		return "no server"
+	}
+	dep := "none"
+	if s.Deposed != nil {
+		dep = fmt.Sprintf("pid %d", s.Deposed.PID)
+	}
+	return fmt.Sprintf("status %s, pid %d, deposed %s", s.Status, s.PID, dep)
+}
+
+// interruptAt runs apply and sends step.sig when its output reaches the
+// step. It returns apply's output and whether the step was reached.
+func (e *env) interruptAt(step rolloutStep) (string, bool) {
+	e.t.Helper()
+	cmd := exec.Command(bin, "-no-color", "apply", "-auto-approve", "-lock-timeout=30s")
+	cmd.Dir = e.dir
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	var text strings.Builder
+	reached := false
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		text.WriteString(sc.Text() + "\n")
+		if !reached && strings.Contains(sc.Text(), step.line) {
+			reached = true
+			time.Sleep(step.wait)
+			for deadline := time.Now().Add(2 * time.Second); step.until != nil && !step.until(e.stateOf("q")) && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+			_ = cmd.Process.Signal(step.sig)
+			if step.sig == syscall.SIGKILL {
+				break
+			}
+		}
+	}
+	_, _ = io.Copy(&text, out)
+	_ = cmd.Wait()
+	return text.String(), reached
+}
+
+// streamClient streams completions of n tokens through url until stopped;
+// a request that fails or whose stream ends without [DONE] is counted.
+func streamClient(t *testing.T, url string, workers, tokens int) *client {
+	c := &client{stop: make(chan struct{})}
+	body := fmt.Sprintf(`{"model": "qwen3-8b", "messages": [{"role": "user", "content": "tell me a story"}], "max_tokens": %d, "stream": true, "ignore_eos": true}`, tokens)
+	for i := 0; i < workers; i++ {
+		c.done.Add(1)
+		go func() {
+			defer c.done.Done()
+			for {
+				select {
+				case <-c.stop:
+					return
+				default:
+				}
+				err := chat(url, body)
+				c.mu.Lock()
+				if err != nil {
+					c.failed = append(c.failed, time.Now().Format("15:04:05.000")+" "+err.Error())
+				} else {
+					c.ok++
+				}
+				c.mu.Unlock()
+			}
+		}()
+	}
+	return c
+}
+
+// TestInterruptedRolloutsNeverDropTraffic interrupts apply at every step of
+// a create-before-destroy rollout (SIGKILL at each, SIGINT during the
+// drain) while a streaming client goes through the public port, then
+// applies again. Across all trials no request fails or is cut, every apply
+// after an interruption converges, and the plan after it is empty.
+func TestInterruptedRolloutsNeverDropTraffic(t *testing.T) {
+	rounds := 3
+	if v, err := strconv.Atoi(os.Getenv("ROOFLINE_E2E_ROLLOUT_ROUNDS")); err == nil {
+		rounds = v
+	}
+	e := newEnv(t, killRolloutConfig(0, "30s"))
+	e.mustRun(0, "apply", "-auto-approve")
+	url := fmt.Sprintf("http://127.0.0.1:%d", e.ports["@PORT_Q@"])
+	// 200 tokens at 2 ms: streams of about half a second, so that every
+	// switch leaves some in flight to the old instance.
+	c := streamClient(t, url, 4, 200)
+	trials := 0
+	for r := 0; r < rounds; r++ {
+		for _, step := range rolloutSteps {
+			trials++
+			e.write(killRolloutConfig(trials, "30s"))
+			out, reached := e.interruptAt(step)
+			after := e.stateOf("q")
+			if !reached {
+				t.Fatalf("trial %d (%s): apply never reached the step:\n%s", trials, step.name, out)
+			}
+			// The state parses and plan works on what is there.
+			if p := e.run("plan"); p.code != 0 {
+				t.Fatalf("trial %d (%s): plan failed:\n%s", trials, step.name, p)
+			}
+			res := e.run("apply", "-auto-approve", "-lock-timeout=30s")
+			if res.code != 0 {
+				t.Fatalf("trial %d (%s, state then: %s): apply did not converge:\n%s\n--- the interrupted apply:\n%s", trials, step.name, after, res, out)
+			}
+			if p := e.run("plan", "-detailed-exitcode"); p.code != 0 {
+				t.Fatalf("trial %d (%s): plan after apply still has changes:\n%s", trials, step.name, p)
+			}
+			checkTracked(t, e, trials)
+			t.Logf("trial %d: %s; state after the interruption: %s", trials, step.name, after)
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	ok, failed := c.finish()
+	if len(failed) > 0 {
+		b, _ := os.ReadFile(filepath.Join(e.dir, ".roofline", "proxy", "q.log"))
+		t.Logf("proxy log: %s", b)
+		t.Fatalf("%d trials: %d requests ok, %d failed or cut: %v", trials, ok, len(failed), failed[:min(5, len(failed))])
+	}
+	if ok == 0 {
+		t.Fatal("the client completed no request")
+	}
+	t.Logf("%d interrupted rollouts: %d streamed requests through the public port, none failed or cut", trials, ok)
+}
+
+// TestDrainLimitCutsOnlyTheLongStream: a stream that outlasts the drain
+// limit is cut when the old instance stops (that is what the limit is for);
+// apply succeeds and says how many it cut, and no other request fails.
+func TestDrainLimitCutsOnlyTheLongStream(t *testing.T) {
+	e := newEnv(t, killRolloutConfig(0, "1s"))
+	e.mustRun(0, "apply", "-auto-approve")
+	url := fmt.Sprintf("http://127.0.0.1:%d", e.ports["@PORT_Q@"])
+	c := streamClient(t, url, 2, 50)
+
+	// One stream of 20000 tokens at 2 ms: 40 s, far beyond the limit.
+	long := make(chan error, 1)
+	started := make(chan struct{})
+	go func() {
+		body := `{"model": "qwen3-8b", "messages": [{"role": "user", "content": "a long one"}], "max_tokens": 20000, "stream": true, "ignore_eos": true}`
+		resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			close(started)
+			long <- err
+			return
+		}
+		defer resp.Body.Close()
+		br := bufio.NewReader(resp.Body)
+		_, _ = br.ReadString('\n')
+		close(started)
+		b, err := io.ReadAll(br)
+		if err == nil && !strings.Contains(string(b), "[DONE]") {
+			err = fmt.Errorf("stream ended without [DONE]")
+		}
+		if err == nil {
+			t.Logf("the long stream ended: %d bytes, ...%s", len(b), b[max(0, len(b)-400):])
+		}
+		long <- err
+	}()
+	<-started
+
+	e.write(killRolloutConfig(1, "1s"))
+	r := e.mustRun(0, "apply", "-auto-approve")
+	if !strings.Contains(r.stdout, "1 request(s) of the old instance cut at the drain limit") {
+		t.Fatalf("apply should say it cut 1 request at the drain limit:\n%s", r)
+	}
+	select {
+	case err := <-long:
+		if err == nil {
+			t.Fatal("the long stream was not cut")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the long stream still runs after the old instance stopped")
+	}
+	ok, failed := c.finish()
+	if len(failed) > 0 || ok == 0 {
+		t.Fatalf("other requests: %d ok, %d failed: %v", ok, len(failed), failed[:min(5, len(failed))])
+	}
+	if p := e.run("plan", "-detailed-exitcode"); p.code != 0 {
+		t.Fatalf("plan after apply still has changes:\n%s", p)
+	}
+	t.Logf("the long stream was cut at the drain limit; %d other requests, none failed", ok)
+}

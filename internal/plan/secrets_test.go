@@ -1,0 +1,252 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/roofline/roofline/internal/state"
+)
+
+// A server with secrets of every kind: a sensitive variable in a
+// non-secret flag, a secret-named env key, an attribute key, and a host
+// secret read from a file.
+const secretHCL = `
+variable "private_rev" {
+  type      = string
+  sensitive = true
+  default   = "rev-do-not-show-0001"
+}
+
+variable "hf" {
+  type    = string
+  default = "hf_plaintokenvalue42"
+}
+
+server "qwen" {
+  engine        = engine.vllm_016
+  model         = model.qwen
+  gpus          = [0]
+  port          = 8000
+  extra_args    = ["--revision", var.private_rev]
+  env           = { HF_TOKEN = var.hf, PLAIN = "visible" }
+  env_from_file = { SECOND_TOKEN = "HOSTFILE" }
+}
+`
+
+var plainSecrets = []string{"rev-do-not-show-0001", "hf_plaintokenvalue42", "host-secret-contents-77"}
+
+func secretPlan(t *testing.T, hcl string, hostFile string, prior *state.File, obs map[string]*Observation) *Plan {
+	t.Helper()
+	hcl = strings.ReplaceAll(hcl, "HOSTFILE", hostFile)
+	p := run(t, tc{hcl: hcl, prior: prior, observed: obs})
+	if p.HasErrors() {
+		t.Fatalf("plan errors: %v", p.Diagnostics)
+	}
+	return p
+}
+
+// planWithHost plans like run, but with the host-secret readers plan gets
+// on a real host.
+func planWithHost(t *testing.T, hostFile string, prior *state.File, obs map[string]*Observation) *Plan {
+	t.Helper()
+	hostReaders = true
+	defer func() { hostReaders = false }()
+	return secretPlan(t, secretHCL, hostFile, prior, obs)
+}
+
+func noPlain(t *testing.T, what string, b []byte) {
+	t.Helper()
+	for _, s := range plainSecrets {
+		if bytes.Contains(b, []byte(s)) {
+			t.Errorf("%s shows the secret %q:\n%s", what, s, b)
+		}
+	}
+}
+
+// stored writes p's servers through a state Manager, as apply does, so
+// they are stored redacted.
+func stored(t *testing.T, p *Plan) (*state.File, map[string]*Observation) {
+	t.Helper()
+	st, obs := stateFrom(p)
+	for _, c := range p.Changes {
+		if c.After != nil {
+			st.Servers[c.Name].Sensitive = c.After.Sensitive
+			if env := st.Servers[c.Name].Env; env != nil {
+				for k, v := range c.After.Env {
+					env[k] = v
+				}
+			}
+		}
+	}
+	m := state.NewFake(nil)
+	if err := m.Write(st); err != nil {
+		t.Fatal(err)
+	}
+	noPlain(t, "the state", m.Bytes())
+	got, _ := m.Read()
+	return got, obs
+}
+
+func TestSecretsAreMaskedInPlanTextJSONAndFile(t *testing.T) {
+	host := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(host, []byte("host-secret-contents-77\n"), 0o600)
+	p := planWithHost(t, host, nil, nil)
+	d := p.Change("qwen").After
+	if d.Env["HF_TOKEN"] != "hf_plaintokenvalue42" {
+		t.Fatal("in memory the plan keeps the value the engine needs")
+	}
+	for _, want := range []string{"env.HF_TOKEN", "env.SECOND_TOKEN"} {
+		if !strings.Contains(strings.Join(d.Sensitive, ","), want) {
+			t.Errorf("sensitive paths %v lack %s", d.Sensitive, want)
+		}
+	}
+
+	var human bytes.Buffer
+	RenderHuman(&human, p.ToJSON(), func(s string) string { return s })
+	noPlain(t, "the human plan", human.Bytes())
+	if !strings.Contains(human.String(), `"--revision (sensitive value)"`) || !strings.Contains(human.String(), "env.SECOND_TOKEN = (sensitive value) (read from "+host) {
+		t.Errorf("human plan:\n%s", human.String())
+	}
+
+	var js bytes.Buffer
+	WriteJSON(&js, p.ToJSON())
+	noPlain(t, "plan -json", js.Bytes())
+	var j struct {
+		ResourceChanges []struct {
+			After          Desired        `json:"after"`
+			AfterSensitive map[string]any `json:"after_sensitive"`
+		} `json:"resource_changes"`
+	}
+	json.Unmarshal(js.Bytes(), &j)
+	rc := j.ResourceChanges[0]
+	if !strings.HasPrefix(rc.After.Env["HF_TOKEN"], "sha256:") || rc.After.Env["PLAIN"] != "visible" {
+		t.Errorf("after.env = %v", rc.After.Env)
+	}
+	if env, _ := rc.AfterSensitive["env"].(map[string]any); env["HF_TOKEN"] != true || env["PLAIN"] != nil {
+		t.Errorf("after_sensitive = %v", rc.AfterSensitive)
+	}
+	marks, _ := rc.AfterSensitive["argv"].([]any)
+	if len(marks) != len(rc.After.Argv) {
+		t.Fatalf("after_sensitive.argv has %d marks for %d words", len(marks), len(rc.After.Argv))
+	}
+	for i, m := range marks {
+		if m == true && !strings.HasPrefix(rc.After.Argv[i], "sha256:") {
+			t.Errorf("argv[%d] marked sensitive but shows %q", i, rc.After.Argv[i])
+		}
+	}
+
+	path := filepath.Join(t.TempDir(), "plan.out")
+	if err := Save(path, p, testKey); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	noPlain(t, "the plan file", raw)
+	back, err := Load(path, testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bd := back.Change("qwen").After
+	if bd.Env["HF_TOKEN"] != "hf_plaintokenvalue42" || !strings.Contains(strings.Join(bd.Argv, " "), "--revision rev-do-not-show-0001") {
+		t.Errorf("apply FILE must get the plain values back: %v %v", bd.Env, bd.Argv)
+	}
+	if _, ok := bd.Env["SECOND_TOKEN"]; ok || bd.EnvFrom["SECOND_TOKEN"] != "file:"+host {
+		t.Errorf("a host secret stays a reference in the plan file: %v %v", bd.Env, bd.EnvFrom)
+	}
+	if err := ResolveHostEnv(back, func(string) (string, error) { return "host-secret-contents-77\n", nil }, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if bd.Env["SECOND_TOKEN"] != "host-secret-contents-77" {
+		t.Errorf("resolved host secret %q", bd.Env["SECOND_TOKEN"])
+	}
+}
+
+func TestRotatedSecretsShowAsChanges(t *testing.T) {
+	dir := t.TempDir()
+	host := filepath.Join(dir, "token")
+	os.WriteFile(host, []byte("host-secret-contents-77\n"), 0o600)
+	first := planWithHost(t, host, nil, nil)
+	if err := ResolveHostEnv(first, readFile, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	st, obs := stored(t, first)
+
+	same := planWithHost(t, host, st, obs)
+	if c := same.Change("qwen"); c.Action != NoOp {
+		t.Fatalf("unchanged secrets: action %q (%s)", c.Action.Symbol(), c.Reason)
+	}
+
+	for _, rot := range []struct{ name, old, new, path string }{
+		{"variable", "rev-do-not-show-0001", "rev-do-not-show-0002", "argv --revision"},
+		{"env", "hf_plaintokenvalue42", "hf_plaintokenvalue43", "env.HF_TOKEN"},
+		{"host file", "", "", "env.SECOND_TOKEN"},
+	} {
+		t.Run(rot.name, func(t *testing.T) {
+			hcl := strings.ReplaceAll(secretHCL, "HOSTFILE", host)
+			hf := host
+			if rot.old != "" {
+				hcl = strings.ReplaceAll(hcl, rot.old, rot.new)
+			} else {
+				hf = filepath.Join(t.TempDir(), "rotated")
+				os.WriteFile(hf, []byte("host-secret-contents-78\n"), 0o600)
+				hcl = strings.ReplaceAll(hcl, host, hf)
+			}
+			hostReaders = true
+			p := run(t, tc{hcl: strings.ReplaceAll(hcl, "HOSTFILE", hf), prior: st, observed: obs})
+			hostReaders = false
+			c := p.Change("qwen")
+			if !c.Action.IsReplace() || !strings.Contains(c.Reason, rot.path+" (sensitive value)") {
+				t.Fatalf("action %q reason %q, want a replacement naming %s", c.Action.Symbol(), c.Reason, rot.path)
+			}
+			var human bytes.Buffer
+			RenderHuman(&human, p.ToJSON(), func(s string) string { return s })
+			noPlain(t, "the human plan", human.Bytes())
+			for _, s := range []string{rot.new, "host-secret-contents-78"} {
+				if s != "" && strings.Contains(human.String(), s) {
+					t.Errorf("the rotated value shows:\n%s", human.String())
+				}
+			}
+			if rot.path != "env.SECOND_TOKEN" && !strings.Contains(human.String(), "(sensitive value changed)") {
+				t.Errorf("no (sensitive value changed) in:\n%s", human.String())
+			}
+		})
+	}
+}
+
+func readFile(p string) (string, error) {
+	b, err := os.ReadFile(p)
+	return string(b), err
+}
+
+// An argv edited inside a saved plan (to /bin/sh) is refused.
+func TestTamperedPlanFileIsRefused(t *testing.T) {
+	p := run(t, tc{hcl: qwenServer})
+	path := filepath.Join(t.TempDir(), "plan.out")
+	if err := Save(path, p, testKey); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	var j map[string]any
+	json.Unmarshal(raw, &j)
+	rc := j["resource_changes"].([]any)[0].(map[string]any)
+	argv := rc["after"].(map[string]any)["argv"].([]any)
+	argv[0] = "/bin/sh"
+	argv[1] = "-c"
+	edited, _ := json.MarshalIndent(j, "", "  ")
+	os.WriteFile(path, edited, 0o600)
+	if _, err := Load(path, testKey); !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "Nothing was applied") {
+		t.Fatalf("edited plan: err = %v", err)
+	}
+	// The same file with another state directory's key is refused too.
+	Save(path, p, testKey)
+	if _, err := Load(path, []byte("another-key-another-key-another-k")); !errors.Is(err, ErrTampered) {
+		t.Fatalf("other key: err = %v", err)
+	}
+	if _, err := Load(path, testKey); err != nil {
+		t.Fatalf("the untouched file: %v", err)
+	}
+}

@@ -1,0 +1,60 @@
+package secret
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestIsName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"HF_TOKEN": true, "OPENAI_API_KEY": true, "--api-key": true, "api_key": true, "db.password": true,
+		"TOKENIZERS_PARALLELISM": false, "--max-num-batched-tokens": false, "--ssl-keyfile": false, "monkey": false,
+	} {
+		if IsName(name) != want {
+			t.Errorf("IsName(%q) = %v", name, !want)
+		}
+	}
+}
+
+func TestHashAgainstKeepsAnUnchangedHash(t *testing.T) {
+	h := Hash("sk-1")
+	if !IsHash(h) || !Matches(h, "sk-1") || Matches(h, "sk-2") || strings.Contains(h, "sk-1") {
+		t.Fatalf("hash %q", h)
+	}
+	if HashAgainst("sk-1", h) != h {
+		t.Error("an unchanged value must keep its stored hash")
+	}
+	if r := HashAgainst("sk-2", h); r == h || !Matches(r, "sk-2") {
+		t.Error("a rotated value must hash anew")
+	}
+	if Hash("sk-1") == h {
+		t.Error("two hashes of one value must differ (salted)")
+	}
+}
+
+func TestSetMasksWholeAndEmbeddedValues(t *testing.T) {
+	s := NewSet("sk-longsecret", "1", "tok\n")
+	for in, want := range map[string]string{
+		"Authorization: Bearer sk-longsecret": "Authorization: Bearer " + Shown,
+		"1":                                   Shown,
+		"port 18000":                          "port 18000", // short values only as a whole
+		"token tok read":                      "token tok read",
+		"tok":                                 Shown,
+	} {
+		if got := s.Mask(in); got != want {
+			t.Errorf("Mask(%q) = %q, want %q", in, got, want)
+		}
+	}
+	var buf bytes.Buffer
+	w := s.Writer(&buf)
+	fmt.Fprintf(w, "Error: engine rejected --api-key=%s\n", "sk-longsecret")
+	if strings.Contains(buf.String(), "sk-longsecret") || !strings.Contains(buf.String(), Shown) {
+		t.Errorf("writer: %q", buf.String())
+	}
+	var nilSet *Set
+	if nilSet.Mask("x") != "x" || nilSet.In("x") {
+		t.Error("a nil Set masks nothing")
+	}
+}

@@ -1,0 +1,74 @@
+package snapshot
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/roofline/roofline/internal/gpu"
+	"github.com/roofline/roofline/internal/gpu/gputest"
+	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/state"
+)
+
+func TestTakeAttributesAndHidesSecrets(t *testing.T) {
+	snap := gputest.H100s(2)
+	snap.GPUs[0].Processes = []gpu.Process{
+		{PID: 100, UsedMemoryBytes: 70 << 30, Name: "python3", Cmdline: []string{"vllm", "serve", "--api-key", "sk-supersecret"}},
+		{PID: 200, UsedMemoryBytes: 2 << 30, Name: "Xorg"},
+	}
+	st := state.NewFile()
+	st.Set(&state.Server{Name: "web", Status: state.StatusReady, Env: map[string]string{"HF_TOKEN": state.RedactValue("hf_abc")}})
+	healthy := true
+	in := &plan.Inputs{Prior: st, Snapshot: snap,
+		Observed: map[string]*plan.Observation{"web": {Alive: true, Healthy: &healthy, GPUPids: []int{100}}},
+		Engines:  map[string]plan.EngineResult{"broken": {Err: errors.New("no such file")}},
+		Models:   map[string]plan.ModelResult{}}
+	f := Take(in, nil, "gpu-01", time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	var buf bytes.Buffer
+	if err := f.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"sk-supersecret", "hf_abc"} {
+		if strings.Contains(buf.String(), secret) {
+			t.Errorf("the snapshot holds %q", secret)
+		}
+	}
+	if len(f.GPUProcesses) != 2 || f.GPUProcesses[0].Server != "web" || f.GPUProcesses[1].Server != "" {
+		t.Errorf("attribution: %+v", f.GPUProcesses)
+	}
+	if snap.GPUs[0].Processes[0].Cmdline == nil {
+		t.Error("Take changed its input")
+	}
+	path := filepath.Join(t.TempDir(), "s.json")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin := back.Inputs(nil)
+	if o := pin.Observed["web"]; o == nil || !o.Alive || len(o.GPUPids) != 1 || back.Host != "gpu-01" || pin.Snapshot == nil || pin.Snapshot.Fingerprint() != f.GPUs.Fingerprint() {
+		t.Errorf("round trip: %+v", pin.Observed["web"])
+	}
+	if back.Engines["broken"].Error != "no such file" {
+		t.Errorf("engine error lost: %+v", back.Engines["broken"])
+	}
+	if err := os.WriteFile(path, bytes.Replace(buf.Bytes(), []byte(`"format_version": "1.0"`), []byte(`"format_version": "2.0"`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(path); err == nil || !strings.Contains(err.Error(), `snapshot format "2.0"`) {
+		t.Errorf("a newer format is not refused: %v", err)
+	}
+	if err := os.WriteFile(path, []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(path); err == nil {
+		t.Error("a broken file is accepted")
+	}
+}
