@@ -411,3 +411,26 @@ func TestHistoryOf(t *testing.T) {
 		t.Errorf("c: %+v", c)
 	}
 }
+
+func TestHealthzStale(t *testing.T) {
+	w := newWorld("a")
+	a := testAgent(t, w)
+	now := w.now
+	h := &Handler{Report: a.Report, Stale: func() time.Duration { return time.Minute }, Now: func() time.Time { return now }}
+	get := func() int {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+		return rec.Code
+	}
+	if c := get(); c != 503 {
+		t.Errorf("before the first tick: %d, want 503", c)
+	}
+	tick(a)
+	if c := get(); c != 200 {
+		t.Errorf("after a tick: %d, want 200", c)
+	}
+	now = now.Add(2 * time.Minute)
+	if c := get(); c != 503 {
+		t.Errorf("two minutes without a tick: %d, want 503", c)
+	}
+}

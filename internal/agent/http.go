@@ -23,9 +23,9 @@ type Handler struct {
 	Snapshot func(w http.ResponseWriter, r *http.Request)
 	Report   func() *Report
 	Token    string
-	// Stale is how old the last tick may be before /healthz fails (the
-	// loop is stuck).
-	Stale time.Duration
+	// Stale says how old the last tick may be before /healthz fails (the
+	// loop is stuck); nil never fails.
+	Stale func() time.Duration
 	Now   func() time.Time
 }
 
@@ -72,7 +72,7 @@ func (h *Handler) healthz(w http.ResponseWriter) {
 	switch {
 	case rep == nil:
 		http.Error(w, "starting: no observation yet", http.StatusServiceUnavailable)
-	case h.Stale > 0 && now.Sub(rep.Time) > h.Stale:
+	case h.Stale != nil && now.Sub(rep.Time) > h.Stale():
 		http.Error(w, fmt.Sprintf("stuck: the last observation is %s old", now.Sub(rep.Time).Round(time.Second)), http.StatusServiceUnavailable)
 	default:
 		fmt.Fprintf(w, "ok: %d server(s), %d drifted\n", len(rep.Servers), rep.Drift)

@@ -20,43 +20,12 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-multierror"
+	"github.com/roofline/roofline/internal/driver"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/proxy"
 	"github.com/roofline/roofline/internal/state"
 )
-
-// LaunchEnv names the variable that carries a launch id to the engine, so
-// refresh can find a process whose pid never reached the state.
-const LaunchEnv = "ROOFLINE_LAUNCH_ID"
-
-// Spec is what the driver starts.
-type Spec struct {
-	Name    string
-	Argv    []string
-	Env     map[string]string
-	LogPath string
-	Dir     string
-	// For container drivers: the image, the GPUs, the port to publish and
-	// the model folder to mount read-only at the same path.
-	Image     string
-	GPUs      []int
-	Host      string
-	Port      int
-	ModelPath string
-}
-
-// Driver starts and stops processes. Small on purpose: the process driver
-// and the docker driver implement it, tests use a fake.
-type Driver interface {
-	Start(ctx context.Context, spec Spec) (*state.Instance, error)
-	// Alive reports whether p is still the process that was started (pid,
-	// start time and boot id all match).
-	Alive(ctx context.Context, p *state.Instance) bool
-	// Stop ends p and its children: SIGTERM to the group, grace, SIGKILL.
-	// A process that is already gone is not an error.
-	Stop(ctx context.Context, p *state.Instance, grace time.Duration) error
-}
 
 // Target is where a server answers.
 type Target struct {
@@ -118,8 +87,10 @@ type StateWriter interface {
 
 // Applier applies plans.
 type Applier struct {
-	State    StateWriter
-	Driver   Driver
+	State StateWriter
+	// Drivers start, observe and stop instances, each with the driver its
+	// server names.
+	Drivers  *driver.Set
 	Gates    Gates
 	Hooks    Hooks
 	StateDir string
@@ -131,6 +102,9 @@ type Applier struct {
 	StopGrace time.Duration
 	// Journal is called after each rollout; nil to skip.
 	Journal func(s *state.Server, change *plan.Change)
+	// JournalFailure is called after a failed start or rollout, with the
+	// explained error; nil to skip.
+	JournalFailure func(s *state.Server, change *plan.Change, err *ServerError)
 	// MoveJournal records a rename (MoveEntry); nil to skip.
 	MoveJournal func(from, to string)
 	// Now is the clock.
@@ -197,7 +171,19 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 		return a.st, errs.ErrorOrNil()
 	}
 
-	// Renames (moved blocks) first: what follows acts on the new names.
+	// Imports first: the state records the processes taken over, so what
+	// follows (a replacement for a difference) acts on them.
+	for _, c := range p.Changes {
+		if c.Import != nil && c.Before != nil {
+			rec := c.Before.Clone()
+			addErr(a.update(func(st *state.File) { st.Set(rec) }))
+			if a.Hooks != nil && c.Action == plan.NoOp {
+				a.Hooks.End(c.Addr, "Import complete", 0, fmt.Sprintf("pid %d recorded; it was not touched", rec.PID))
+			}
+		}
+	}
+
+	// Renames (moved blocks): what follows acts on the new names.
 	for _, c := range p.Changes {
 		if c.PreviousName != "" {
 			addErr(a.move(c))
@@ -268,7 +254,7 @@ func (a *Applier) refreshOnly(ctx context.Context, p *plan.Plan) error {
 		a.mu.Lock()
 		s := a.st.Server(name)
 		a.mu.Unlock()
-		if s != nil && !a.Driver.Alive(ctx, ProcOf(s)) {
+		if s != nil && !a.alive(ctx, s.Instance) {
 			gone = append(gone, name)
 		}
 	}
@@ -284,14 +270,11 @@ func (a *Applier) refreshOnly(ctx context.Context, p *plan.Plan) error {
 
 func hasProc(s *state.Server) bool { return s.Running() }
 
-// ProcOf is the process identity recorded for a server.
-func ProcOf(s *state.Server) *state.Instance {
-	i := s.Instance.Clone()
-	return &i
-}
-
-func setProc(s *state.Server, p *state.Instance) {
-	s.Driver, s.ID, s.PID, s.Group, s.StartTime, s.BootID, s.Cmdline = p.Driver, p.ID, p.PID, p.Group, p.StartTime, p.BootID, p.Cmdline
+// alive reports whether the instance runs what was started; an instance
+// that cannot be observed counts as not alive.
+func (a *Applier) alive(ctx context.Context, i state.Instance) bool {
+	obs, err := a.Drivers.Read(ctx, i)
+	return err == nil && obs.Alive
 }
 
 // ProxyTargetFile is the file that names the backend a server's proxy
@@ -360,10 +343,10 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 			continue
 		}
 		addr := s.Addr()
-		newAlive := hasProc(s) && a.Driver.Alive(ctx, ProcOf(s))
+		newAlive := hasProc(s) && a.alive(ctx, s.Instance)
 		switch plan.RecoveryOf(s, ProxyPort(a.StateDir, name), newAlive) {
 		case plan.RecoverForward:
-			if s.Proxy != nil && a.Driver.Alive(ctx, s.Proxy) {
+			if s.Proxy != nil && a.alive(ctx, *s.Proxy) {
 				if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), proxyStatusFile(a.StateDir, name), targetLine(s.BackendPort, s.Engine), 10*time.Second); err != nil {
 					errs = errors.Join(errs, &ServerError{Addr: addr, Phase: "proxy", Err: fmt.Errorf("finishing the interrupted rollout: %w; both instances are left running", err)})
 					continue
@@ -386,7 +369,7 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 		case plan.RecoverBack:
 			old := s.Deposed
 			if s.Proxy != nil && old.BackendPort != 0 && ProxyPort(a.StateDir, name) != old.BackendPort {
-				if !a.Driver.Alive(ctx, s.Proxy) {
+				if !a.alive(ctx, *s.Proxy) {
 					// The next proxy starts from the target file.
 					_ = proxy.WriteTarget(ProxyTargetFile(a.StateDir, name), targetLine(old.BackendPort, old.Engine))
 				} else if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), proxyStatusFile(a.StateDir, name), targetLine(old.BackendPort, old.Engine), 10*time.Second); err != nil {
@@ -399,7 +382,7 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 					// Requests the new instance took while the proxy pointed at it.
 					_, _ = proxy.Drain(ctx, proxyStatusFile(a.StateDir, name), backendAddr(old.BackendPort), drainLimit(p, name), nil)
 				}
-				if err := a.Driver.Stop(ctx, ProcOf(s), a.StopGrace); err != nil {
+				if err := a.Drivers.Stop(ctx, s.Instance, a.StopGrace); err != nil {
 					errs = errors.Join(errs, err)
 					continue
 				}
@@ -433,7 +416,7 @@ func (a *Applier) retire(ctx context.Context, addr, name string, old *state.Serv
 		// can still flow through it to the old instance.
 		left = 0
 	}
-	if err := a.Driver.Stop(ctx, ProcOf(old), a.StopGrace); err != nil {
+	if err := a.Drivers.Stop(ctx, old.Instance, a.StopGrace); err != nil {
 		return 0, &ServerError{Addr: addr, Phase: "stop", Err: fmt.Errorf("the new instance serves, but the old one (pid %d) did not stop: %w", old.PID, err)}
 	}
 	if left > 0 {
@@ -465,13 +448,13 @@ func (a *Applier) destroy(ctx context.Context, c *plan.Change) error {
 		return err
 	}
 	if hasProc(s) {
-		if err := a.Driver.Stop(ctx, ProcOf(s), a.StopGrace); err != nil {
+		if err := a.Drivers.Stop(ctx, s.Instance, a.StopGrace); err != nil {
 			return &ServerError{Addr: c.Addr, Phase: "stop", Err: err}
 		}
 	}
 	keepProxy := c.Action == plan.DeleteThenCreate && c.After != nil && c.After.Proxy && s.Proxy != nil
 	if s.Proxy != nil && !keepProxy {
-		if err := a.Driver.Stop(ctx, s.Proxy, 5*time.Second); err != nil {
+		if err := a.Drivers.Stop(ctx, *s.Proxy, 5*time.Second); err != nil {
 			return &ServerError{Addr: c.Addr, Phase: "stop", Err: fmt.Errorf("proxy: %w", err)}
 		}
 	}
@@ -654,7 +637,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 		rec.Proxy = old.Proxy
 		if !cbd && hasProc(old) {
 			// A dead main process can leave workers holding GPU memory.
-			_ = a.Driver.Stop(ctx, ProcOf(old), a.StopGrace)
+			_ = a.Drivers.Stop(ctx, old.Instance, a.StopGrace)
 		}
 	}
 	if cbd {
@@ -673,19 +656,23 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	if env == nil {
 		env = map[string]string{}
 	}
-	env[LaunchEnv] = rec.LaunchID
 	if key != "" && d.Engine.Kind == "vllm" {
 		// vLLM reads its key from the environment: never on the command
 		// line, where every local user can read it. The state's Env does
 		// not hold it.
 		env["VLLM_API_KEY"] = key
 	}
-	proc, err := a.Driver.Start(ctx, Spec{Name: d.Name, Argv: argv, Env: env, LogPath: logPath, Dir: a.StateDir,
-		Image: d.Image, GPUs: d.GPUs, Host: engineHost, Port: enginePort, ModelPath: d.Model.Path})
+	a.mu.Lock()
+	lineage := a.st.Lineage
+	a.mu.Unlock()
+	inst, err := a.Drivers.Start(ctx, driver.LaunchSpec{Driver: d.Driver, Name: d.Name, Argv: argv, Env: env,
+		LogPath: logPath, Dir: a.StateDir, LaunchID: rec.LaunchID,
+		Image: d.Image, GPUs: d.GPUs, ModelPath: d.Model.Path, Lineage: lineage, ConfigHash: d.ConfigHash})
 	if err != nil {
 		return a.fail(ctx, c, rec, old, cbd, "start", err, nil)
 	}
-	setProc(rec, proc)
+	proc := &inst
+	rec.Instance = inst.Clone()
 	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
 		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
 	}
@@ -694,7 +681,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	// Health: connection refused while loading is normal (vLLM), so is 503 (SGLang).
 	t := targetFor(engineHost, enginePort, d)
 	t.APIKey = key
-	exited := func() bool { return !a.Driver.Alive(ctx, proc) }
+	exited := func() bool { return !a.alive(ctx, *proc) }
 	timeout := d.Gate.HealthTimeout
 	if timeout <= 0 {
 		timeout = 15 * time.Minute
@@ -719,6 +706,11 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	a.note(c.Addr, "Ready; running the gates")
 	res, gerr := a.Gates.Check(ctx, t, d.Gate)
 	rec.Gate = res
+	if res != nil {
+		for _, l := range res.Summary {
+			a.note(c.Addr, "%s", l)
+		}
+	}
 	if gerr != nil {
 		return a.fail(ctx, c, rec, old, cbd, "gates", gerr, proc)
 	}
@@ -791,7 +783,7 @@ func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.De
 		return err
 	}
 	backend := backendAddr(enginePort)
-	if rec.Proxy != nil && a.Driver.Alive(ctx, rec.Proxy) {
+	if rec.Proxy != nil && a.alive(ctx, *rec.Proxy) {
 		return proxy.Point(ctx, targetFile, statusFile, targetLine(enginePort, d.Engine), 10*time.Second)
 	}
 	if err := proxy.WriteTarget(targetFile, targetLine(enginePort, d.Engine)); err != nil {
@@ -811,13 +803,13 @@ func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.De
 		listen = net.JoinHostPort("127.0.0.1", strconv.Itoa(d.Port))
 	}
 	argv := append(append([]string(nil), a.ProxyCommand...), "-listen", listen, "-target-file", targetFile, "-status-file", statusFile, "-api-key-file", keyFile)
-	p, err := a.Driver.Start(ctx, Spec{Name: d.Name + "-proxy", Argv: argv, Env: map[string]string{LaunchEnv: launchID},
-		LogPath: filepath.Join(dir, d.Name+".log"), Dir: a.StateDir})
+	p, err := a.Drivers.Start(ctx, driver.LaunchSpec{Driver: state.DriverProcess, Name: d.Name + "-proxy", Argv: argv,
+		LogPath: filepath.Join(dir, d.Name+".log"), Dir: a.StateDir, LaunchID: launchID})
 	if err != nil {
 		return err
 	}
 	p.LaunchID = launchID
-	rec.Proxy = p
+	rec.Proxy = &p
 	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
 		return err
 	}
@@ -827,7 +819,7 @@ func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.De
 		if st, err := proxy.ReadStatus(statusFile); err == nil && st.Target == backend {
 			return nil
 		}
-		if !a.Driver.Alive(ctx, p) {
+		if !a.alive(ctx, p) {
 			return fmt.Errorf("the proxy exited: %s", lastLine(filepath.Join(dir, d.Name+".log")))
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -855,11 +847,11 @@ func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Serv
 		}
 	}
 	if proc != nil {
-		_ = a.Driver.Stop(ctx, proc, a.StopGrace)
+		_ = a.Drivers.Stop(ctx, *proc, a.StopGrace)
 	}
 	tail := readTail(rec.LogPath, 4<<20)
 	diag := logdiag.Classify(tail)
-	se := &ServerError{Addr: c.Addr, Phase: phase, Err: cause, Diagnosis: &diag, LogTail: lastLines(tail, 15), KeptOld: cbd}
+	se := &ServerError{Addr: c.Addr, Phase: phase, Err: cause, Diagnosis: &diag, LogTail: engineLines(tail, 15), KeptOld: cbd}
 	_ = a.update(func(st *state.File) {
 		if cbd {
 			restored := old.Clone()
@@ -873,6 +865,9 @@ func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Serv
 		failed.Deposed = nil
 		st.Set(failed)
 	})
+	if a.JournalFailure != nil {
+		a.JournalFailure(rec, c, se)
+	}
 	if a.Hooks != nil {
 		a.Hooks.End(c.Addr, "Failed", 0, diag.Class)
 	}

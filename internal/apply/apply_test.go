@@ -10,50 +10,93 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roofline/roofline/internal/driver"
+	"github.com/roofline/roofline/internal/driver/drivertest"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
 )
 
-// fakeDriver records starts and stops in order; processes live until stopped.
+// fakeDriver records starts and stops in order; processes live until
+// stopped. It passes the driver conformance suite (TestFakeDriverConforms).
 type fakeDriver struct {
 	mu      sync.Mutex
 	next    int
 	alive   map[int]bool
+	launch  map[int]driver.LaunchSpec
 	events  []string
 	failFor map[string]bool // server names whose Start fails
 }
 
 func newFakeDriver() *fakeDriver {
-	return &fakeDriver{next: 100, alive: map[int]bool{}, failFor: map[string]bool{}}
+	return &fakeDriver{next: 100, alive: map[int]bool{}, launch: map[int]driver.LaunchSpec{}, failFor: map[string]bool{}}
 }
 
-func (d *fakeDriver) Start(ctx context.Context, spec Spec) (*state.Instance, error) {
+var _ driver.Driver = (*fakeDriver)(nil)
+
+func (d *fakeDriver) Start(ctx context.Context, spec driver.LaunchSpec) (state.Instance, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.failFor[spec.Name] {
 		d.events = append(d.events, "start-fail "+spec.Name)
-		return nil, errors.New("exec: no such file")
+		return state.Instance{}, errors.New("exec: no such file")
 	}
 	d.next++
 	d.alive[d.next] = true
+	d.launch[d.next] = spec
 	d.events = append(d.events, fmt.Sprintf("start %s %d", spec.Name, d.next))
-	return &state.Instance{Driver: state.DriverProcess, ID: state.ProcessID(d.next), PID: d.next, Group: d.next, StartTime: 1, BootID: "b"}, nil
+	return d.instance(d.next), nil
 }
 
-func (d *fakeDriver) Alive(ctx context.Context, p *state.Instance) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return p != nil && d.alive[p.PID]
+func (d *fakeDriver) instance(pid int) state.Instance {
+	spec := d.launch[pid]
+	return state.Instance{Driver: state.DriverProcess, ID: state.ProcessID(pid), PID: pid, Group: pid, StartTime: 1, BootID: "b",
+		Cmdline: spec.Argv, LaunchID: spec.LaunchID, LogPath: spec.LogPath}
 }
 
-func (d *fakeDriver) Stop(ctx context.Context, p *state.Instance, grace time.Duration) error {
+func (d *fakeDriver) ours(i state.Instance) bool {
+	return d.alive[i.PID] && i.StartTime == 1 && i.BootID == "b"
+}
+
+func (d *fakeDriver) Read(ctx context.Context, i state.Instance) (*driver.Observed, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.alive[p.PID] {
-		d.events = append(d.events, fmt.Sprintf("stop %d", p.PID))
+	if !d.ours(i) {
+		return &driver.Observed{Detail: fmt.Sprintf("pid %d is no longer running", i.PID)}, nil
 	}
-	delete(d.alive, p.PID)
+	return &driver.Observed{Alive: true, PID: i.PID, PIDs: []int{i.PID}, Cmdline: i.Cmdline}, nil
+}
+
+func (d *fakeDriver) Stop(ctx context.Context, i state.Instance, grace time.Duration) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ours(i) {
+		d.events = append(d.events, fmt.Sprintf("stop %d", i.PID))
+		delete(d.alive, i.PID)
+	}
 	return nil
+}
+
+func (d *fakeDriver) Find(ctx context.Context, launchID string) ([]state.Instance, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []state.Instance
+	for pid := range d.alive {
+		if launchID != "" && d.launch[pid].LaunchID == launchID {
+			out = append(out, d.instance(pid))
+		}
+	}
+	return out, nil
+}
+
+func TestFakeDriverConforms(t *testing.T) {
+	drivertest.TestDriver(t, newFakeDriver(), drivertest.Options{
+		Spec: func(t *testing.T, name, launchID string) driver.LaunchSpec {
+			return driver.LaunchSpec{Driver: state.DriverProcess, Name: name, Argv: []string{"sleep", "1h"}, LaunchID: launchID, LogPath: "/l/" + name}
+		},
+		Stale: map[string]func(state.Instance) state.Instance{
+			"other start time": func(i state.Instance) state.Instance { i.StartTime++; return i },
+		},
+	})
 }
 
 func (d *fakeDriver) log() []string {
@@ -107,7 +150,7 @@ func desired(name, model string, port int) *plan.Desired {
 
 func newApplier(t *testing.T, d *fakeDriver, g *fakeGates) (*Applier, *recorder) {
 	rec := &recorder{}
-	return &Applier{State: rec, Driver: d, Gates: g, StateDir: t.TempDir(), ProxyCommand: []string{"false"}}, rec
+	return &Applier{State: rec, Drivers: driver.NewSet().Register(state.DriverProcess, d), Gates: g, StateDir: t.TempDir(), ProxyCommand: []string{"false"}}, rec
 }
 
 func TestCreateFromEmpty(t *testing.T) {
@@ -163,11 +206,9 @@ func TestGateFailureStopsTheNewServer(t *testing.T) {
 }
 
 func oldServer(d *fakeDriver, name, model string, port int) *state.Server {
-	p, _ := d.Start(context.Background(), Spec{Name: name})
-	s := &state.Server{Name: name, Status: state.StatusReady, Port: port, GPUs: []int{0}, ConfigHash: "old",
-		Model: state.ModelRef{ServedName: model}}
-	setProc(s, p)
-	return s
+	p, _ := d.Start(context.Background(), driver.LaunchSpec{Driver: state.DriverProcess, Name: name})
+	return &state.Server{Name: name, Status: state.StatusReady, Port: port, GPUs: []int{0}, ConfigHash: "old",
+		Model: state.ModelRef{ServedName: model}, Instance: p}
 }
 
 func TestDestroyThenCreateStopsFirst(t *testing.T) {

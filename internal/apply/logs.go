@@ -45,6 +45,26 @@ func lastLines(b []byte, n int) []string {
 	return out
 }
 
+// accessLog matches a uvicorn access-log line: `127.0.0.1:5 - "GET /health
+// HTTP/1.1" 200 OK`. They say nothing about why an engine failed.
+var accessLog = regexp.MustCompile(`"(GET|POST|PUT|DELETE|HEAD|OPTIONS|PATCH) \S* HTTP/[0-9.]+" [0-9]{3}`)
+
+// engineLines are the last n lines of b that are not access-log lines: the
+// engine's own messages, which explain a failure.
+func engineLines(b []byte, n int) []string {
+	all := lastLines(b, 400)
+	var out []string
+	for i := len(all) - 1; i >= 0 && len(out) < n; i-- {
+		if !accessLog.MatchString(all[i]) {
+			out = append(out, all[i])
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
 // lastLine is the last log line, for the live progress line.
 func lastLine(path string) string {
 	l := lastLines(readTail(path, 16<<10), 1)

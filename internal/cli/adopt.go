@@ -4,54 +4,44 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/roofline/roofline/internal/apply"
-	"github.com/roofline/roofline/internal/driver"
-	"github.com/roofline/roofline/internal/driver/docker"
-	"github.com/roofline/roofline/internal/driver/process"
 	"github.com/roofline/roofline/internal/state"
 )
 
-// adopt finds processes that were started but whose pid never reached the
+// adopt finds instances that were started but whose id never reached the
 // state (roofline killed between a start and the state write) by the launch
-// id apply put in their environment, and records them. Without it such a
-// process would run untracked, holding its GPUs and port.
+// id apply gave them, and records them. Without it such an instance would
+// run untracked, holding its GPUs and port.
 func adopt(ctx context.Context, b *backend, st *state.File) (adopted []string, err error) {
-	d := process.New()
-	find := func(id string) *driver.Handle {
+	// Each is looked up with its own driver: a container's processes carry
+	// the launch id too, and must be found as the container.
+	find := func(driverName, id string) *state.Instance {
 		if id == "" {
 			return nil
 		}
-		hs, err := d.FindByEnv(ctx, apply.LaunchEnv, id)
-		if err != nil || len(hs) == 0 {
+		d, err := b.drivers.In(driverName)
+		if err != nil {
 			return nil
 		}
-		return hs[0]
+		found, err := d.Find(ctx, id)
+		if err != nil || len(found) == 0 {
+			return nil
+		}
+		return &found[0]
 	}
 	changed := false
 	for _, name := range st.Names() {
 		s := st.Servers[name]
 		if !s.Running() && s.Status != state.StatusFailed {
-			// A container's processes carry the launch id too: find it as
-			// the container, never as a bare process.
-			if s.Driver == state.DriverDocker {
-				if what := adoptContainer(ctx, s); what != "" {
-					adopted = append(adopted, what)
-					changed = true
-				}
-			} else if h := find(s.LaunchID); h != nil {
-				h.Record(s)
-				if s.LogPath == "" {
-					s.LogPath = h.LogPath
-				}
-				adopted = append(adopted, fmt.Sprintf("server.%s: pid %d", name, h.PID))
+			if i := find(s.Driver, s.LaunchID); i != nil {
+				record(&s.Instance, *i)
+				adopted = append(adopted, fmt.Sprintf("server.%s: %s", name, adoptedName(i)))
 				changed = true
 			}
 		}
-		if p := s.Proxy; p != nil && p.PID == 0 {
-			if h := find(p.LaunchID); h != nil {
-				p.Driver, p.ID = state.DriverProcess, state.ProcessID(h.PID)
-				p.PID, p.Group, p.StartTime, p.BootID, p.Cmdline = h.PID, h.PGID, h.StartTime, h.BootID, h.Cmdline
-				adopted = append(adopted, fmt.Sprintf("server.%s proxy: pid %d", name, h.PID))
+		if p := s.Proxy; p != nil && !p.Running() {
+			if i := find(orProcess(p.Driver), p.LaunchID); i != nil {
+				record(p, *i)
+				adopted = append(adopted, fmt.Sprintf("server.%s proxy: %s", name, adoptedName(i)))
 				changed = true
 			}
 		}
@@ -62,22 +52,26 @@ func adopt(ctx context.Context, b *backend, st *state.File) (adopted []string, e
 	return adopted, err
 }
 
-// adoptContainer finds the container of a docker server whose id never
-// reached the state by the launch id label apply gave it, and records it.
-// Refresh then sees it as any other: running, exited or restarted by hand.
-func adoptContainer(ctx context.Context, s *state.Server) string {
-	if s.LaunchID == "" {
-		return ""
+// record takes the found identity into the recorded instance, keeping the
+// log path the state chose.
+func record(rec *state.Instance, found state.Instance) {
+	logPath := rec.LogPath
+	*rec = found
+	if logPath != "" {
+		rec.LogPath = logPath
 	}
-	d, err := dockerDriver()
-	if err != nil {
-		return ""
+}
+
+func adoptedName(i *state.Instance) string {
+	if i.Driver == state.DriverProcess {
+		return fmt.Sprintf("pid %d", i.PID)
 	}
-	cs, err := d.FindByLaunchID(ctx, s.LaunchID)
-	if err != nil || len(cs) == 0 {
-		return ""
+	return fmt.Sprintf("container %.12s", i.ID)
+}
+
+func orProcess(name string) string {
+	if name == "" {
+		return state.DriverProcess
 	}
-	p := docker.ProcessOf(cs[0], s.LogPath)
-	s.Driver, s.ID, s.PID, s.StartTime, s.Cmdline = p.Driver, p.ID, p.PID, p.StartTime, p.Cmdline
-	return fmt.Sprintf("server.%s: container %.12s", s.Name, p.ID)
+	return name
 }

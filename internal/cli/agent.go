@@ -173,6 +173,9 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	if diags.HasErrors() {
 		return failAll(fmt.Errorf("the configuration does not load: %s", diags.Error()), "config")
 	}
+	r.m.noteSecrets(cfg) // the log never shows a secret, changed or not
+	full := cfg
+	cfg = cfg.HostOnly() // a cluster's servers are not this host's to restart
 	var targets, replace []string
 	for i, q := range reqs {
 		s := st.Server(q.Name)
@@ -195,7 +198,7 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	if len(targets) == 0 {
 		return outs
 	}
-	b := &backend{cfg: cfg, stateDir: r.b.stateDir, states: r.b.states, self: r.b.self}
+	b := &backend{cfg: cfg, full: full, stateDir: r.b.stateDir, states: r.b.states, self: r.b.self, drivers: r.b.drivers}
 	in := b.refresher("", false).Refresh(ctx, cfg, st)
 	in.Mode, in.Targets, in.Replace = plan.ModeNormal, targets, replace
 	p := plan.Make(in)
@@ -230,7 +233,7 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	}
 	p.Changes = keep
 	ap := &apply.Applier{
-		State: r.b.states, Driver: newApplyDriver(), Gates: newGates(r.m), Hooks: agentHooks{r.logf},
+		State: r.b.states, Drivers: r.b.drivers, Gates: newGates(r.m), Hooks: agentHooks{r.logf},
 		StateDir: r.b.stateDir, ProxyCommand: []string{r.b.self, "proxy"},
 		Journal: journalFor(r.b, func() *gpu.Snapshot { return p.Snapshot }),
 	}
@@ -320,15 +323,11 @@ func runAgent(m *Meta, args []string) int {
 	fs.DurationVar(&base.ResetAfter, "reset-after", def.ResetAfter, "")
 	fs.IntVar(&base.MaxRestarts, "max-restarts", def.MaxRestarts, "")
 	fs.IntVar(&base.HangChecks, "hang-checks", def.HangChecks, "")
-	vars := varFlags(fs)
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() > 0 {
 		return usageError(m, "agent", fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
-	}
-	if !setVars(m, "agent", *vars) {
-		return ExitError
 	}
 	if err := base.Validate(); err != nil {
 		return usageError(m, "agent", err.Error())
@@ -372,7 +371,7 @@ func runAgent(m *Meta, args []string) int {
 	logf := func(format string, args ...any) { logger.Printf(format, args...) }
 	a := agent.New(settings)
 	a.States, a.Dir, a.Logf = b.states, b.stateDir, logf
-	a.Observer = agentObserver{newObserver(b.stateDir)}
+	a.Observer = agentObserver{newObserver(b.drivers, b.stateDir)}
 	a.Generator = agentGenerator{}
 	a.Restarter = &agentRestarter{m: m, b: b, logf: logf}
 	a.BootID = bootID
@@ -391,7 +390,7 @@ func runAgent(m *Meta, args []string) int {
 		h := &agent.Handler{
 			Gatherer: agent.Registry(agent.NewCollector(a.Report, a), true),
 			Report:   a.Report, Token: token,
-			Stale:    func() time.Duration { return 3*a.Settings().Tick + time.Minute }(),
+			Stale:    func() time.Duration { return 3*a.Settings().Tick + time.Minute },
 			Snapshot: func(w http.ResponseWriter, r *http.Request) { writeAgentSnapshot(w, r, m, b) },
 		}
 		srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
@@ -528,7 +527,7 @@ func writeAgentSnapshot(w http.ResponseWriter, r *http.Request, m *Meta, b *back
 		return
 	}
 	var buf bytes.Buffer
-	if err := b.takeSnapshot(r.Context(), cfg, st, "", false).Write(&buf); err != nil {
+	if err := b.takeSnapshot(r.Context(), cfg.HostOnly(), st, "", false).Write(&buf); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
@@ -540,15 +539,11 @@ func runCheck(m *Meta, args []string) int {
 	fs := newFlags("check")
 	jsonOut := fs.Bool("json", false, "")
 	textfile := fs.String("textfile", "", "")
-	vars := varFlags(fs)
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() > 0 {
 		return usageError(m, "check", fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
-	}
-	if !setVars(m, "check", *vars) {
-		return ExitError
 	}
 	b, st, ok := openStateFile(m)
 	if !ok {
@@ -556,7 +551,7 @@ func runCheck(m *Meta, args []string) int {
 	}
 	entries, _ := journal.Read(journal.Path(b.stateDir))
 	boot, _ := bootID()
-	rep := agent.Check(context.Background(), st, agentObserver{newObserver(b.stateDir)}, agentGenerator{}, entries, boot, time.Now())
+	rep := agent.Check(context.Background(), st, agentObserver{newObserver(b.drivers, b.stateDir)}, agentGenerator{}, entries, boot, time.Now())
 	if *textfile != "" {
 		if err := agent.WriteTextfile(*textfile, rep); err != nil {
 			fmt.Fprintf(m.Err, "Error: writing %s: %v\n", *textfile, err)

@@ -181,14 +181,15 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	defer stop()
 	ui := &applyUI{m: m, started: map[string]time.Time{}, last: map[string]time.Duration{}}
 	ap := &apply.Applier{
-		State:        b.states,
-		Driver:       newApplyDriver(),
-		Gates:        newGates(m),
-		Hooks:        ui,
-		StateDir:     b.stateDir,
-		ProxyCommand: []string{b.self, "proxy"},
-		Parallelism:  o.parallelism,
-		Journal:      journalFor(b, func() *gpu.Snapshot { return p.Snapshot }),
+		State:          b.states,
+		Drivers:        b.drivers,
+		Gates:          newGates(m),
+		Hooks:          ui,
+		StateDir:       b.stateDir,
+		ProxyCommand:   []string{b.self, "proxy"},
+		Parallelism:    o.parallelism,
+		Journal:        journalFor(b, func() *gpu.Snapshot { return p.Snapshot }),
+		JournalFailure: journalFailureFor(b, func() *gpu.Snapshot { return p.Snapshot }),
 		MoveJournal: func(from, to string) {
 			if err := journal.Append(journal.Path(b.stateDir), journal.MoveEntry(from, to, time.Now())); err != nil {
 				fmt.Fprintf(m.Err, "Warning: the journal does not record the rename of server.%s: %v\n", from, err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/driver"
 	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/gpu"
@@ -31,6 +32,7 @@ type backend struct {
 	stateDir string
 	states   *state.Filesystem
 	self     string // executable that runs rehearsal engines and the proxy
+	drivers  *driver.Set
 }
 
 // openBackend loads the configuration of the current directory and builds
@@ -77,7 +79,7 @@ func openLocked(m *Meta, op string, timeout time.Duration) (b *backend, st *stat
 }
 
 func newBackend(m *Meta, cfg *config.Config) (*backend, error) {
-	b := &backend{cfg: cfg.HostOnly(), full: cfg, stateDir: stateDir(cfg)}
+	b := &backend{cfg: cfg.HostOnly(), full: cfg, stateDir: stateDir(cfg), drivers: newDrivers()}
 	b.states = state.NewFilesystem(b.stateDir)
 	return b, nil
 }
@@ -218,7 +220,7 @@ func (b *backend) refresher(inventoryFlag string, reprobe bool) *plan.Refresher 
 	return &plan.Refresher{
 		Inventory: b.inventory(inventoryFlag),
 		Engines:   prober{self: b.self, cacheDir: filepath.Join(b.stateDir, "probes"), refresh: reprobe},
-		Observer:  newObserver(b.stateDir),
+		Observer:  newObserver(b.drivers, b.stateDir),
 		Ports:     portChecker{},
 		Self:      b.self,
 		Journal:   journal.Path(b.stateDir),

@@ -80,7 +80,7 @@ func runDiagnose(m *Meta, args []string) int {
 		if path, ok = serverLogPath(m, cfg, name); !ok {
 			return ExitError
 		}
-		syncContainerLog(context.Background(), stateServer(m, cfg, name))
+		syncContainerLog(context.Background(), newDrivers(), stateServer(m, cfg, name))
 	}
 	d, err := diagnoseLog(m, path)
 	if err != nil {

@@ -3,11 +3,9 @@ package cli
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
-	"time"
 
-	"github.com/roofline/roofline/internal/apply"
+	"github.com/roofline/roofline/internal/driver"
 	"github.com/roofline/roofline/internal/driver/docker"
 	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/state"
@@ -16,46 +14,6 @@ import (
 func init() {
 	// Engine probes run docker images through the same client as apply.
 	engine.DefaultImageRunner = imageRunner{}
-}
-
-// newApplyDriver returns the driver apply starts and stops servers with:
-// containers for servers on an engine image, local processes for the rest
-// (the front proxy among them).
-func newApplyDriver() apply.Driver { return routedDriver{proc: newProcDriver()} }
-
-// routedDriver sends each call to the docker or the process driver.
-type routedDriver struct{ proc procDriver }
-
-var _ apply.Driver = routedDriver{}
-
-func (r routedDriver) Start(ctx context.Context, spec apply.Spec) (*state.Instance, error) {
-	if spec.Image == "" {
-		return r.proc.Start(ctx, spec)
-	}
-	d, err := dockerDriver()
-	if err != nil {
-		return nil, err
-	}
-	return d.Start(ctx, dockerSpec(spec))
-}
-
-func (r routedDriver) Alive(ctx context.Context, p *state.Instance) bool {
-	if p != nil && p.Driver == state.DriverDocker {
-		d, err := dockerDriver()
-		return err == nil && d.Alive(ctx, p)
-	}
-	return r.proc.Alive(ctx, p)
-}
-
-func (r routedDriver) Stop(ctx context.Context, p *state.Instance, grace time.Duration) error {
-	if p != nil && p.Driver == state.DriverDocker {
-		d, err := dockerDriver()
-		if err != nil {
-			return err
-		}
-		return d.Stop(ctx, p, grace)
-	}
-	return r.proc.Stop(ctx, p, grace)
 }
 
 var (
@@ -78,40 +36,14 @@ func dockerDriver() (*docker.Driver, error) {
 	return dockerDrv, dockerErr
 }
 
-// dockerSpec turns apply's spec into a container spec. Apply has written
-// the server's record (with its launch id and config hash) to the state in
-// Spec.Dir before it starts anything, so the labels that tie the container
-// to the state are read from there.
-func dockerSpec(spec apply.Spec) docker.Spec {
-	ds := docker.Spec{Name: spec.Name, Image: spec.Image, Argv: spec.Argv, Env: spec.Env, GPUs: spec.GPUs,
-		ModelPath: spec.ModelPath, LogPath: spec.LogPath, LaunchID: spec.Env[apply.LaunchEnv], Labels: map[string]string{}}
-	if spec.Dir == "" {
-		return ds
-	}
-	if abs, err := filepath.Abs(spec.Dir); err == nil {
-		ds.Labels[docker.LabelStateDir] = abs
-	}
-	st, err := state.NewFilesystem(spec.Dir).Read()
-	if err != nil || st == nil {
-		return ds
-	}
-	ds.Labels[docker.LabelLineage] = st.Lineage
-	if s := st.Server(spec.Name); s != nil && s.LaunchID == ds.LaunchID {
-		ds.Labels[docker.LabelConfigHash] = s.ConfigHash
-	}
-	return ds
-}
-
 // syncContainerLog refreshes the log mirror of a server that runs in a
 // container (a no-op for processes), so that a command reading s.LogPath
-// sees what the daemon has.
-func syncContainerLog(ctx context.Context, s *state.Server) {
-	if s == nil || s.Driver != state.DriverDocker || s.ID == "" {
+// sees what the daemon has: a docker Read does it on the way.
+func syncContainerLog(ctx context.Context, drivers *driver.Set, s *state.Server) {
+	if s == nil || s.Driver == state.DriverProcess || !s.Running() {
 		return
 	}
-	if d, err := dockerDriver(); err == nil {
-		_ = d.SyncLog(ctx, s.ID, s.LogPath)
-	}
+	_, _ = drivers.Read(ctx, s.Instance)
 }
 
 // imageRunner runs engine images for probes.

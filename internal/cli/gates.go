@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/roofline/roofline/internal/apply"
+	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/gate"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
@@ -48,6 +49,9 @@ func (g gates) Check(ctx context.Context, t apply.Target, spec *plan.GateSpec) (
 
 	h, err := gate.Health(ctx, client, gt)
 	res.Health = mustJSON(h)
+	if h != nil {
+		res.Summary = append(res.Summary, "Gate health: "+checksLine(h.OK, h.Checks))
+	}
 	if err != nil {
 		return res, err
 	}
@@ -57,6 +61,9 @@ func (g gates) Check(ctx context.Context, t apply.Target, spec *plan.GateSpec) (
 	if spec != nil && spec.SmokeToolcall {
 		sm, err := gate.Smoke(ctx, client, gt, gate.SmokeOptions{Reasoning: spec.Reasoning})
 		res.Smoke = mustJSON(sm)
+		if sm != nil {
+			res.Summary = append(res.Summary, "Gate smoke: "+checksLine(sm.OK && err == nil, sm.Steps))
+		}
 		if err != nil {
 			return res, fmt.Errorf("smoke: %w", err)
 		}
@@ -64,12 +71,62 @@ func (g gates) Check(ctx context.Context, t apply.Target, spec *plan.GateSpec) (
 	if spec != nil && spec.Bench != nil {
 		summary, err := runBenchGate(ctx, client, gt, spec)
 		res.Bench = mustJSON(summary)
+		if summary != nil {
+			res.Summary = append(res.Summary, "Gate bench: "+benchLine(summary, spec.Bench, err == nil))
+		}
 		if err != nil {
 			return res, fmt.Errorf("bench: %w", err)
 		}
 	}
 	res.Passed = true
 	return res, nil
+}
+
+// checksLine is one gate's line in apply's output: the verdict and the
+// checks it ran.
+func checksLine(ok bool, cs []gate.Check) string {
+	verdict := "passed"
+	if !ok {
+		verdict = "FAILED"
+	}
+	var names []string
+	for _, c := range cs {
+		switch {
+		case c.Skipped:
+			names = append(names, c.Name+" (skipped)")
+		case !c.OK:
+			names = append(names, c.Name+" FAILED: "+c.Detail)
+		default:
+			names = append(names, c.Name)
+		}
+	}
+	return fmt.Sprintf("%s (%d checks: %s)", verdict, len(cs), strings.Join(names, ", "))
+}
+
+// benchLine is the bench gate's figures, each against its threshold.
+func benchLine(b *journal.BenchSummary, t *config.Bench, ok bool) string {
+	verdict := "passed"
+	if !ok {
+		verdict = "FAILED"
+	}
+	against := func(v float64, unit, op string, limit float64) string {
+		s := fmt.Sprintf("%.1f%s", v, unit)
+		if limit > 0 {
+			s += fmt.Sprintf(" (%s %.1f%s)", op, limit, unit)
+		}
+		return s
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	parts := []string{
+		fmt.Sprintf("%d requests at concurrency %d", b.NumPrompts, b.MaxConcurrency),
+		"output " + against(b.OutputThroughput, " tok/s", "min", t.MinOutputTokensPerSecond),
+		"requests " + against(b.RequestThroughput, "/s", "min", t.MinRequestsPerSecond),
+		"TTFT p99 " + against(b.P99TTFTMs, " ms", "max", ms(t.MaxTTFTP99)),
+		"TPOT p99 " + against(b.P99TPOTMs, " ms", "max", ms(t.MaxTPOTP99)),
+		"ITL p99 " + against(b.P99ITLMs, " ms", "max", ms(t.MaxITLP99)),
+		fmt.Sprintf("failed %d (max %d)", b.Failed, t.MaxFailedRequests),
+	}
+	return verdict + ": " + strings.Join(parts, ", ")
 }
 
 func checksText(cs []gate.Check) string {
@@ -112,37 +169,77 @@ func runBenchGate(ctx context.Context, client *http.Client, t gate.Target, spec 
 	return summary, nil
 }
 
+// journalFailureFor records a failed start or rollout in the journal, with
+// its phase, the classified cause and the error.
+func journalFailureFor(b *backend, snap func() *gpu.Snapshot) func(s *state.Server, c *plan.Change, se *apply.ServerError) {
+	return func(s *state.Server, c *plan.Change, se *apply.ServerError) {
+		f := &journal.Failure{Phase: se.Phase, Error: se.Err.Error(), KeptOld: se.KeptOld}
+		if se.Diagnosis != nil {
+			f.Class = se.Diagnosis.Class
+		}
+		appendRollout(b, snap, s, f)
+	}
+}
+
 // journalFor appends a rollout entry to the journal in the state directory.
 func journalFor(b *backend, snap func() *gpu.Snapshot) func(s *state.Server, c *plan.Change) {
-	return func(s *state.Server, c *plan.Change) {
-		e := journal.Entry{
-			Time: time.Now().UTC(), Kind: journal.KindRollout, Server: s.Name,
-			Engine: journal.EngineInfo{Kind: s.Engine.Kind, Version: s.Engine.Version, Identity: s.Engine.Identity},
-			Model:  journal.ModelInfo{Name: s.Model.ServedName, Path: s.Model.Path, Fingerprint: s.Model.Fingerprint},
-			Argv:   s.Argv,
-		}
-		if sn := snap(); sn != nil {
-			e.DriverVersion, e.CUDAVersion = sn.DriverVersion, sn.CUDADriverVersion
-			for _, g := range s.GPUs {
-				if dev, ok := sn.GPU(g); ok {
-					e.GPUs = append(e.GPUs, dev.Name)
-				}
-			}
-		}
-		if s.Gate != nil {
-			gs := &journal.GateSummary{Passed: s.Gate.Passed, Health: "pass", Smoke: "skipped", Bench: "skipped"}
-			if len(s.Gate.Smoke) > 0 {
-				gs.Smoke = "pass"
-			}
-			if len(s.Gate.Bench) > 0 {
-				gs.Bench = "pass"
-				var bs journal.BenchSummary
-				if json.Unmarshal(s.Gate.Bench, &bs) == nil {
-					e.Bench = &bs
-				}
-			}
-			e.Gate = gs
-		}
-		_ = journal.Append(journal.Path(b.stateDir), e)
+	return func(s *state.Server, c *plan.Change) { appendRollout(b, snap, s, nil) }
+}
+
+// appendRollout writes one rollout entry; failed is set for a failed one.
+func appendRollout(b *backend, snap func() *gpu.Snapshot, s *state.Server, failed *journal.Failure) {
+	e := journal.Entry{
+		Time: time.Now().UTC(), Kind: journal.KindRollout, Server: s.Name,
+		Engine: journal.EngineInfo{Kind: s.Engine.Kind, Version: s.Engine.Version, Identity: s.Engine.Identity},
+		Model:  journal.ModelInfo{Name: s.Model.ServedName, Path: s.Model.Path, Fingerprint: s.Model.Fingerprint},
+		Argv:   s.Argv,
 	}
+	if sn := snap(); sn != nil {
+		e.DriverVersion, e.CUDAVersion = sn.DriverVersion, sn.CUDADriverVersion
+		for _, g := range s.GPUs {
+			if dev, ok := sn.GPU(g); ok {
+				e.GPUs = append(e.GPUs, dev.Name)
+			}
+		}
+	}
+	if s.Gate != nil {
+		gs := &journal.GateSummary{Passed: s.Gate.Passed, Health: "pass", Smoke: "skipped", Bench: "skipped"}
+		if len(s.Gate.Smoke) > 0 {
+			gs.Smoke = "pass"
+		}
+		if len(s.Gate.Bench) > 0 {
+			gs.Bench = "pass"
+			var bs journal.BenchSummary
+			if json.Unmarshal(s.Gate.Bench, &bs) == nil {
+				e.Bench = &bs
+			}
+		}
+		if !s.Gate.Passed {
+			gs.Health, gs.Smoke, gs.Bench = gateVerdict(s.Gate.Health), gateVerdict(s.Gate.Smoke), gateVerdict(s.Gate.Bench)
+		}
+		e.Gate = gs
+	}
+	if failed != nil {
+		e.Failure = failed
+		if e.Gate != nil {
+			e.Gate.Passed = false
+			e.Gate.Failures = append(e.Gate.Failures, failed.Error)
+		}
+	}
+	_ = journal.Append(journal.Path(b.stateDir), e)
+}
+
+// gateVerdict reads a stored gate result: "pass", "fail" or "skipped".
+func gateVerdict(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "skipped"
+	}
+	var v struct {
+		OK     *bool `json:"ok"`
+		Passed *bool `json:"passed"`
+	}
+	if json.Unmarshal(raw, &v) == nil && ((v.OK != nil && !*v.OK) || (v.Passed != nil && !*v.Passed)) {
+		return "fail"
+	}
+	return "pass"
 }

@@ -146,6 +146,17 @@ func writeJournalEntry(w io.Writer, e journal.Entry) {
 			row("", f)
 		}
 	}
+	if f := e.Failure; f != nil {
+		what := "FAILED in " + f.Phase
+		if f.Class != "" && f.Class != "unknown" {
+			what += " (" + f.Class + ")"
+		}
+		if f.KeptOld {
+			what += "; the old instance kept serving"
+		}
+		row("rollout", what)
+		row("", f.Error)
+	}
 	if b := e.Bench; b != nil {
 		load := fmt.Sprintf("%d requests", b.NumPrompts)
 		if b.MaxConcurrency > 0 {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +15,11 @@ import (
 )
 
 // fleetCfg declares 256 servers with for_each, four per GPU on 64 GPUs.
-const fleetCfg = `roofline {
+const fleetCfg = `variable "ports" {
+  type = list(number)
+}
+
+roofline {
   inventory = "gpus.json"
 }
 
@@ -32,7 +38,8 @@ server "s" {
   engine                 = engine.vllm
   model                  = model.qwen
   gpus                   = [floor(each.value / 4)]
-  port                   = 20000 + each.value
+  host                   = "127.0.0.1"
+  port                   = var.ports[each.value]
   max_model_len          = 4096
   gpu_memory_utilization = 0.2
 }
@@ -52,6 +59,20 @@ func fleetDir(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	if err := modeltest.Write(filepath.Join(dir, "models", "qwen3-0.6b"), modeltest.Qwen3_0_6B); err != nil {
+		tb.Fatal(err)
+	}
+	// 256 ports free now, given in an auto-loaded variable file.
+	var ports []int
+	for range 256 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	b, _ := json.Marshal(map[string]any{"ports": ports})
+	if err := os.WriteFile(filepath.Join(dir, "ports.auto.rfvars.json"), b, 0o644); err != nil {
 		tb.Fatal(err)
 	}
 	return dir

@@ -101,6 +101,8 @@ type planOptions struct {
 	format            string
 	snapshotMaxAge    time.Duration
 	failOn            []string
+	// addImport is roofline import's server, planned as an import block.
+	addImport *config.Import
 }
 
 func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
@@ -192,6 +194,9 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 		return nil, nil, nil, nil, false
 	}
 	cfg := b.cfg
+	if o.addImport != nil {
+		cfg.Imports = append(cfg.Imports, o.addImport)
+	}
 	if adopted, err := adopt(context.Background(), b, st); err != nil {
 		fmt.Fprintf(m.Err, "Error: recording adopted processes: %v\n", err)
 		unlock()
@@ -210,6 +215,7 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 	in.Review = o.review
 	if !o.review {
 		in.ReadHostFile, in.Getenv = readHostSecret, os.LookupEnv
+		in.Imports = readImports(cfg, st)
 	}
 	p := plan.Make(in)
 	m.secrets.Add(p.Secrets.Values()...)

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/roofline/roofline/internal/driver"
 	"github.com/roofline/roofline/internal/driver/process"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/suggest"
@@ -479,7 +478,7 @@ func runStateRm(m *Meta, args []string) int {
 		fmt.Fprintf(m.Out, "%s %s from the state; it was not stopped.\n", verb, s.Addr())
 		fmt.Fprintf(m.Out, "  %s\n", forgottenHint(s))
 		if s.Proxy != nil && s.Proxy.PID > 0 {
-			fmt.Fprintf(m.Out, "  Its front proxy: %s\n", processHint(procHandle(s.Proxy), s.Port))
+			fmt.Fprintf(m.Out, "  Its front proxy: %s\n", processHint(*s.Proxy, s.Port))
 		}
 		if s.Deposed != nil {
 			fmt.Fprintf(m.Out, "  Its previous instance, kept during a rollout: %s\n", forgottenHint(s.Deposed))
@@ -501,14 +500,14 @@ func forgottenHint(s *state.Server) string {
 		if s.BackendPort > 0 {
 			port = s.BackendPort
 		}
-		return processHint(driver.HandleOf(s), port)
+		return processHint(s.Instance, port)
 	}
 	return fmt.Sprintf("No process is recorded for it (status %s).", s.Status)
 }
 
 // processHint says whether the process behind h still runs and how to stop it.
-func processHint(h *driver.Handle, port int) string {
-	pg := h.PGID
+func processHint(h state.Instance, port int) string {
+	pg := h.Group
 	if pg <= 0 {
 		pg = h.PID
 	}
@@ -517,15 +516,11 @@ func processHint(h *driver.Handle, port int) string {
 	switch {
 	case err != nil:
 		return fmt.Sprintf("Pid %d (process group %d, port %d) may still run (%v). %s", h.PID, pg, port, err, stop)
-	case obs == nil:
+	case !obs.Remains():
 		return fmt.Sprintf("Its process (pid %d) is no longer running; there is nothing to stop.", h.PID)
 	case !obs.Alive:
 		return fmt.Sprintf("Its main process (pid %d) has exited, but processes %s of its session still run (workers holding GPU memory?). To stop them: kill -TERM %s",
 			h.PID, joinInts(obs.PIDs), strings.ReplaceAll(joinInts(obs.PIDs), ",", ""))
 	}
 	return fmt.Sprintf("Still running: pid %d (process group %d) on port %d. %s", h.PID, pg, port, stop)
-}
-
-func procHandle(p *state.Instance) *driver.Handle {
-	return &driver.Handle{PID: p.PID, PGID: p.Group, StartTime: p.StartTime, BootID: p.BootID, Cmdline: p.Cmdline, LogPath: p.LogPath}
 }

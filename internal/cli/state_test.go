@@ -123,14 +123,14 @@ func TestStateRm(t *testing.T) {
 		return &state.Server{Name: name, Instance: state.Instance{Driver: state.DriverProcess}, Status: state.StatusReady, Port: port, Argv: []string{"/bin/sleep", "300"}}
 	}
 	live := mk("live", 8000)
-	h.Record(live)
+	live.Instance = h
 	dead := mk("dead", 8001)
 	dead.ID, dead.PID, dead.Group, dead.StartTime, dead.BootID = state.ProcessID(1<<30), 1<<30, 1<<30, 1, h.BootID // a pid no kernel hands out
 	keep := mk("keep", 8002)
 	docker := mk("box", 8003)
 	docker.Driver, docker.ID = state.DriverDocker, "c0ffee"
 	dead.Deposed = mk("dead", 8001)
-	dead.Deposed.ID, dead.Deposed.PID, dead.Deposed.Group, dead.Deposed.StartTime, dead.Deposed.BootID = state.ProcessID(h.PID), h.PID, h.PGID, h.StartTime, h.BootID
+	dead.Deposed.ID, dead.Deposed.PID, dead.Deposed.Group, dead.Deposed.StartTime, dead.Deposed.BootID = h.ID, h.PID, h.Group, h.StartTime, h.BootID
 	live.Proxy = &state.Instance{Driver: state.DriverProcess, ID: state.ProcessID(1<<30 - 1), PID: 1<<30 - 1, Group: 1<<30 - 1, StartTime: 5, BootID: h.BootID}
 	for _, s := range []*state.Server{live, dead, keep, docker} {
 		f.Set(s)
@@ -157,7 +157,7 @@ func TestStateRm(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("state rm = %d, %s", code, errs)
 	}
-	pg := strconv.Itoa(h.PGID)
+	pg := strconv.Itoa(h.Group)
 	for _, want := range []string{
 		"Removed server.live from the state; it was not stopped.",
 		"Still running: pid " + strconv.Itoa(h.PID) + " (process group " + pg + ") on port 8000. To stop it and its workers: kill -TERM -- -" + pg,

@@ -103,7 +103,7 @@ func runStatus(m *Meta, args []string) int {
 	if !ok {
 		return ExitError
 	}
-	obs := newObserver(b.stateDir)
+	obs := newObserver(b.drivers, b.stateDir)
 	// GPU memory held by each server's processes, where NVML (or the
 	// configured inventory) lists them; a failed snapshot only costs the
 	// column.
@@ -249,7 +249,7 @@ func runLogs(m *Meta, args []string) int {
 	if s := stateServer(m, cfg, name); s != nil && s.LogPath != "" {
 		path = s.LogPath
 		// A container's log lives in the daemon; bring the file up to date.
-		syncContainerLog(context.Background(), s)
+		syncContainerLog(context.Background(), newDrivers(), s)
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -25,6 +25,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "locals"},
 		{Type: "output", LabelNames: []string{"name"}},
 		{Type: "moved"},
+		{Type: "import"},
 	},
 }
 
@@ -135,7 +136,7 @@ func (d *decoder) decodeBlocks(blocks []*hcl.Block) {
 	if d.seen == nil {
 		d.seen = map[string]hcl.Range{}
 	}
-	var servers, outputs, moved []*hcl.Block
+	var servers, outputs, moved, imports []*hcl.Block
 	engines, models := map[string][]refEntry{}, map[string][]refEntry{}
 	reps := map[string]repetition{}
 	// Engines and models first: servers refer to them, by expressions that
@@ -180,6 +181,8 @@ func (d *decoder) decodeBlocks(blocks []*hcl.Block) {
 			outputs = append(outputs, blk)
 		case "moved":
 			moved = append(moved, blk)
+		case "import":
+			imports = append(imports, blk)
 		}
 	}
 	refCtx := d.ctx.NewChild()
@@ -202,6 +205,7 @@ func (d *decoder) decodeBlocks(blocks []*hcl.Block) {
 	}
 	d.decodeOutputs(outputs, serverRefs, serverReps)
 	d.decodeMoved(moved)
+	d.decodeImports(imports)
 	d.ctx = saved
 }
 

@@ -39,10 +39,13 @@ type Endpoint struct {
 	ServedModelName string
 	// APIKeyEnv is the environment variable of the server that holds its
 	// API key (VLLM_API_KEY), "" when none is set there; APIKeyRequired is
-	// true when the server demands a key (that variable, or --api-key in
-	// extra_args).
+	// true when the server demands a key (api_key, api_key_file, that
+	// variable, or --api-key in extra_args).
 	APIKeyEnv      string
 	APIKeyRequired bool
+	// APIKeyFile is the server's api_key_file (where clients can read the
+	// key too), "" when none.
+	APIKeyFile string
 }
 
 // Endpoint returns the server's client-facing endpoint.
@@ -59,6 +62,10 @@ func (c *Config) Endpoint(s *Server) Endpoint {
 	if _, ok := s.Env["VLLM_API_KEY"]; ok {
 		ep.APIKeyEnv, ep.APIKeyRequired = "VLLM_API_KEY", true
 	}
+	if s.APIKey != "" || s.APIKeyFile != "" || s.Unknown["api_key"] {
+		ep.APIKeyRequired = true
+	}
+	ep.APIKeyFile = s.APIKeyFile
 	for _, a := range s.ExtraArgs {
 		if a == "--api-key" || len(a) > 10 && a[:10] == "--api-key=" {
 			ep.APIKeyRequired = true
@@ -77,6 +84,7 @@ func (ep Endpoint) value() cty.Value {
 		"served_model_name": cty.StringVal(ep.ServedModelName),
 		"api_key_env":       cty.StringVal(ep.APIKeyEnv),
 		"api_key_required":  cty.BoolVal(ep.APIKeyRequired),
+		"api_key_file":      cty.StringVal(ep.APIKeyFile),
 	})
 }
 

@@ -31,6 +31,7 @@ type Config struct {
 	Clusters  map[string]*Cluster // cluster.go
 	Outputs   map[string]*Output  // output.go
 	Moved     []*Moved            // moved.go, in file order
+	Imports   []*Import           // import.go, in file order
 
 	// secrets are the plain values of attributes and keys whose names say
 	// secret, and of sensitive paths (see Secrets).

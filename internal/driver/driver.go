@@ -1,109 +1,118 @@
-// Package driver starts, observes and stops engine processes. It knows
-// processes, not engine flags: the engine layer renders the command line and
-// the driver runs it. Implementations: process (a local process group), fake
-// (in memory, for plan and apply tests); docker later.
+// Package driver is the one contract between roofline and what runs its
+// engines. It knows instances, not engine flags: the engine layer renders
+// the command line and a driver runs it. Implementations: process (a local
+// process group), docker (a container); a Set routes between them by name.
 //
 // The contract mirrors Terraform's provider lifecycle: Read is refresh,
-// Start and Stop are apply. A Handle is what the state records of a started
-// server, so that a later roofline (after a restart, or on the next plan)
-// can find the same process again and prove it is the same one.
+// Start and Stop are apply. A state.Instance is what the state records of a
+// started server, so that a later roofline (after a restart, or on the next
+// plan) can find the same instance again and prove it is the same one.
 package driver
 
 import (
 	"context"
 	"os"
-	"slices"
 	"sort"
 	"time"
 
 	"github.com/roofline/roofline/internal/state"
 )
 
-// Driver runs engine processes.
+// Driver runs engine instances: local processes, containers, later pods.
+// Every implementation passes drivertest.TestDriver.
 type Driver interface {
-	// Start launches spec and returns as soon as the process exists, without
-	// waiting for it to load or listen: the caller records the Handle in the
-	// state before waiting on anything. The process outlives roofline.
-	Start(ctx context.Context, spec LaunchSpec) (*Handle, error)
-	// Read observes the process behind h. It returns nil, nil when nothing
-	// of it remains (exited, rebooted since, or the pid now belongs to
-	// another process). An error means it could not look.
-	Read(ctx context.Context, h *Handle) (*Observed, error)
-	// Stop asks the process and everything it started to exit (SIGTERM),
+	// Start launches spec and returns as soon as it exists, without waiting
+	// for it to load or listen: the caller records the Instance in the state
+	// before waiting on anything. What it starts outlives roofline, and
+	// carries spec.LaunchID so that Find sees it even when the Instance
+	// never reached the state.
+	Start(ctx context.Context, spec LaunchSpec) (state.Instance, error)
+	// Read observes the instance. It returns an Observed (never nil without
+	// an error); Alive false means nothing of the started run serves any
+	// more (exited, rebooted since, its pid now another process's, removed
+	// by hand), with Detail saying which. An error means it could not look.
+	Read(ctx context.Context, i state.Instance) (*Observed, error)
+	// Stop asks the instance and everything it started to exit (SIGTERM),
 	// waits up to grace, then kills what is left (SIGKILL). Stopping what is
-	// already gone is not an error.
-	Stop(ctx context.Context, h *Handle, grace time.Duration) error
+	// already gone, or an instance that records nothing started, is not an
+	// error.
+	Stop(ctx context.Context, i state.Instance, grace time.Duration) error
+	// Find returns the instances (newest first) whose LaunchSpec carried
+	// launchID, running or with something left to stop.
+	Find(ctx context.Context, launchID string) ([]state.Instance, error)
 }
 
-// LaunchSpec is one process to start.
+// LaunchEnv names the variable that carries the launch id into what a
+// driver starts (containers also carry it as a label).
+const LaunchEnv = "ROOFLINE_LAUNCH_ID"
+
+// LaunchSpec is one instance to start.
 type LaunchSpec struct {
-	Name string   // the server's name, for messages
-	Argv []string // Argv[0] is a path or a name looked up in the PATH of the child's environment
+	// Driver names the driver that starts it (Set routes on it).
+	Driver string
+	Name   string   // the server's name ("NAME-proxy" for its proxy), for messages and names
+	Argv   []string // Argv[0] is a path or a name looked up in the PATH of the child's environment
 	// Env is set on top of the base environment (see BuildEnv); it wins
 	// over a base variable of the same name.
 	Env map[string]string
-	// Dir is the working directory; "" means roofline's.
+	// Dir is the working directory; "" means roofline's. It is also the
+	// state directory, which container drivers label their containers with.
 	Dir string
-	// LogPath receives the process's stdout and stderr. The process writes
-	// it directly, so roofline may exit while it runs.
+	// LogPath receives the instance's stdout and stderr.
 	LogPath string
+	// LaunchID is recorded in the state before the start; the driver hands
+	// it to what it starts (LaunchEnv, a label) for Find.
+	LaunchID string
+
+	// For container drivers: the image, the GPUs, the model folder to
+	// mount read-only at the same path, and what ties the container to
+	// the state (its lineage, the planner's hash of the server).
+	Image      string
+	GPUs       []int
+	ModelPath  string
+	Lineage    string
+	ConfigHash string
 }
 
-// Handle identifies a started process for as long as it lives. Its fields
-// map one to one onto state.Server (HandleOf, Record).
-type Handle struct {
-	PID       int
-	PGID      int    // the process group (and session) the driver created for it
-	StartTime uint64 // clock ticks after boot, /proc/<pid>/stat field 22
-	BootID    string // /proc/sys/kernel/random/boot_id when it started
-	Cmdline   []string
-	LogPath   string
-	// LaunchID is the value of LaunchEnv the engine was started with: Stop
-	// also finds by it the processes that left the engine's session.
-	LaunchID string `json:",omitempty"`
+// EnvWithLaunchID returns spec.Env with LaunchEnv set to spec.LaunchID
+// (when there is one), without changing spec.Env.
+func (spec LaunchSpec) EnvWithLaunchID() map[string]string {
+	if spec.LaunchID == "" {
+		return spec.Env
+	}
+	env := make(map[string]string, len(spec.Env)+1)
+	for k, v := range spec.Env {
+		env[k] = v
+	}
+	env[LaunchEnv] = spec.LaunchID
+	return env
 }
-
-// LaunchEnv is the variable that carries a launch id to every engine (the
-// same name as apply.LaunchEnv).
-const LaunchEnv = "ROOFLINE_LAUNCH_ID"
 
 // Observed is what Read saw.
 type Observed struct {
-	// Alive is true while the process that Start launched runs. It can be
-	// false with PIDs not empty: the main process died and left workers
-	// behind (they may still hold GPU memory; Stop ends them).
+	// Alive is true while what Start launched runs. It can be false with
+	// PIDs not empty: the main process died and left workers behind (they
+	// may still hold GPU memory; Stop ends them).
 	Alive bool
-	PID   int
+	// Detail says what became of it when it is not alive: "pid 42 is no
+	// longer running", "container 0a1b exited with status 137 (...)".
+	Detail string
+	PID    int
 	// Cmdline is the live command line. CmdlineChanged is true when it no
 	// longer matches the recorded one; identity rests on pid, start time and
 	// boot id, because engines may rename their processes (setproctitle).
 	Cmdline        []string
 	CmdlineChanged bool
 	RSSBytes       uint64 // resident memory of the main process
-	// PIDs are the live processes of its session (main process first, when
-	// alive): engine workers included. Plan matches them against the GPU
-	// processes NVML reports.
+	// PIDs are the live host processes of the instance (main process
+	// first, when alive): engine workers included. Plan matches them
+	// against the GPU processes NVML reports.
 	PIDs []int
 }
 
-// HandleOf returns the handle recorded in s, nil when s records no process.
-func HandleOf(s *state.Server) *Handle {
-	if s == nil || s.PID <= 0 {
-		return nil
-	}
-	return &Handle{
-		PID: s.PID, PGID: s.Group, StartTime: s.StartTime, BootID: s.BootID,
-		Cmdline: slices.Clone(s.Cmdline), LogPath: s.LogPath, LaunchID: s.LaunchID,
-	}
-}
-
-// Record writes h into s.
-func (h *Handle) Record(s *state.Server) {
-	s.Driver, s.ID = state.DriverProcess, state.ProcessID(h.PID)
-	s.PID, s.Group, s.StartTime, s.BootID = h.PID, h.PGID, h.StartTime, h.BootID
-	s.Cmdline = slices.Clone(h.Cmdline)
-	s.LogPath = h.LogPath
-}
+// Remains reports whether anything of the instance still runs: it is alive
+// or left workers that Stop would end.
+func (o *Observed) Remains() bool { return o != nil && (o.Alive || len(o.PIDs) > 0) }
 
 // BaseEnvKeys are the variables a started process inherits from roofline's
 // environment. Everything else comes from LaunchSpec.Env, that is from the

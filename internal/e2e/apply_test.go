@@ -378,9 +378,26 @@ func TestBenchGateRollsBack(t *testing.T) {
 	if now := e.status()["q"]; now.PID != old.PID || !now.Running {
 		t.Fatalf("the old server must keep serving: %+v", now)
 	}
+	// apply showed each gate, the bench figures against the threshold, and
+	// the engine's lines rather than its access log.
+	for _, want := range []string{"Gate health: passed", "Gate smoke: passed", "Gate bench: FAILED", "(min 1000000.0 tok/s)"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("apply's output should show %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stderr, `HTTP/1.1" 200`) {
+		t.Errorf("the log tail shows access-log lines:\n%s", r.stderr)
+	}
+	// The failed rollout is in the journal with its cause.
+	if j := e.mustRun(0, "journal", "q"); !strings.Contains(j.stdout, "FAILED in gates") || !strings.Contains(j.stdout, "min_output_tokens_per_second") {
+		t.Errorf("the journal should record the failed rollout and its cause:\n%s", j.stdout)
+	}
 	// A reachable threshold passes and the journal records the bench.
 	e.write(strings.Replace(strict, "1000000", "10", 1))
-	e.mustRun(0, "apply", "-auto-approve")
+	ok := e.mustRun(0, "apply", "-auto-approve")
+	if !strings.Contains(ok.stdout, "Gate bench: passed") || !strings.Contains(ok.stdout, "drained and stopped") {
+		t.Errorf("apply's output should show the passed bench and the drain:\n%s", ok.stdout)
+	}
 	j := e.mustRun(0, "journal", "q", "-json")
 	if !strings.Contains(j.stdout, `"output_throughput"`) {
 		t.Fatalf("journal:\n%s", j)

@@ -42,6 +42,7 @@ server "a" {
   model                  = model.qwen
   gpus                   = [0]
   port                   = @PORT_A@
+  host                   = "127.0.0.1"
   max_model_len          = 32768
   gpu_memory_utilization = 0.97
 }
@@ -51,6 +52,7 @@ server "b" {
   model                  = model.qwen
   gpus                   = [1]
   port                   = @PORT_B@
+  host                   = "127.0.0.1"
   max_model_len          = 32768
   gpu_memory_utilization = 0.97
 }

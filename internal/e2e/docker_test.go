@@ -392,3 +392,32 @@ func TestDockerFailedStartIsExplained(t *testing.T) {
 		t.Errorf("container %s (%s) left after a failed start", ct.ID[:12], ct.State)
 	}
 }
+
+// TestDockerAgentRestartsKilledContainer: roofline agent restarts a server
+// whose container was killed, through the docker driver, as apply would.
+func TestDockerAgentRestartsKilledContainer(t *testing.T) {
+	de := newDockerEnv(t, "vllm_016", false)
+	e := de.env
+	e.mustRun(0, "apply", "-auto-approve")
+	first := de.running(t)
+	a := e.startAgent()
+	if err := de.c.ContainerKill(context.Background(), first.ID, "SIGKILL"); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	a.waitFor(60*time.Second, "a new container serving", func() bool {
+		st := de.state(t)
+		s := st.Server("q")
+		if s == nil || s.Status != state.StatusReady || s.ID == "" || s.ID == first.ID {
+			return false
+		}
+		_, ok := e.serving("q", 0)
+		return ok
+	})
+	t.Logf("container SIGKILLed → a new one healthy after %s", time.Since(killed).Round(time.Millisecond))
+	if _, err := de.c.ContainerInspect(context.Background(), first.ID); !docker.IsNotFound(err) {
+		t.Errorf("the killed container was not removed: %v", err)
+	}
+	a.stop()
+	e.mustRun(0, "destroy", "-auto-approve")
+}

@@ -64,9 +64,11 @@ type Entry struct {
 	CUDAVersion   string   `json:"cuda_version,omitempty"`
 	Argv          []string `json:"argv,omitempty"`
 
-	Gate  *GateSummary  `json:"gate,omitempty"`
-	Bench *BenchSummary `json:"bench,omitempty"`
-	Agent *AgentEvent   `json:"agent,omitempty"`
+	Gate *GateSummary `json:"gate,omitempty"`
+	// Failure is set on a rollout that failed: where and why.
+	Failure *Failure      `json:"failure,omitempty"`
+	Bench   *BenchSummary `json:"bench,omitempty"`
+	Agent   *AgentEvent   `json:"agent,omitempty"`
 
 	// Line is the entry's line number in the file (1-based), set by Read.
 	Line int `json:"-"`
@@ -96,6 +98,16 @@ type GateSummary struct {
 	Bench  string `json:"bench,omitempty"`
 	// Failures are the failed checks and violated thresholds, one line each.
 	Failures []string `json:"failures,omitempty"`
+}
+
+// Failure is why a rollout failed.
+type Failure struct {
+	Phase string `json:"phase"`           // start, health, gates, proxy, drain, stop
+	Class string `json:"class,omitempty"` // the log classifier's class (oom_weights, ...)
+	Error string `json:"error"`
+	// KeptOld: a create-before-destroy rollout failed and the old instance
+	// kept serving.
+	KeptOld bool `json:"kept_old,omitempty"`
 }
 
 // AgentEvent is one action of roofline agent.

@@ -136,6 +136,7 @@ func (pl *planner) fit(s *config.Server, e *config.Engine, mr ModelResult, d *De
 		KVCacheDtype: res.KVCacheDtype, MaxModelLen: res.MaxModelLen, MaxNumSeqs: res.MaxNumSeqs,
 		MaxNumBatchedTokens: res.MaxNumBatchedTokens, BlockSize: res.BlockSize,
 		Utilization: res.GPUMemoryUtilization, EnforceEager: s.EnforceEager}
+	pl.fitIn[s.Name] = &in
 	res, d.Calibration = calibrate(pl.in.Calibrations, in, res, key, arch)
 	pl.fits[s.Name] = res
 	d.ClaimBytes = res.RequestedBytes

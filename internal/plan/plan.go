@@ -165,7 +165,10 @@ type Change struct {
 	// PreviousName is the server's name in the state when a moved block
 	// renames it ("beta" for server.beta); apply re-keys it first.
 	PreviousName string `json:"previous_name,omitempty"`
-	Action       Action `json:"-"`
+	// Import: the server is taken over from a running process (an import
+	// block); Before is its new state record, which apply writes first.
+	Import *ImportInfo `json:"import,omitempty"`
+	Action Action      `json:"-"`
 	// Reason says why, for people: "max_model_len changed", "process died".
 	Reason string `json:"reason,omitempty"`
 	// ReplacePaths lists the attributes whose change forces a replacement.
@@ -183,6 +186,9 @@ type Change struct {
 	// ModelFiles names the files of the model folder that changed
 	// ("~ config.json", "+ extra.safetensors", "- old.bin").
 	ModelFiles []string `json:"model_files,omitempty"`
+	// Defaults are the effective settings that change with the engine
+	// version although the configuration does not set them.
+	Defaults []DefaultChange `json:"default_changes,omitempty"`
 
 	// masked is After as output shows it, computed once so that every
 	// rendering of one plan shows the same hashes.
@@ -274,7 +280,7 @@ func (p *Plan) HasErrors() bool { return p.Diagnostics.HasErrors() }
 // HasChanges reports whether applying would change anything.
 func (p *Plan) HasChanges() bool {
 	for _, c := range p.Changes {
-		if c.Action != NoOp || c.PreviousName != "" {
+		if c.Action != NoOp || c.PreviousName != "" || c.Import != nil {
 			return true
 		}
 	}

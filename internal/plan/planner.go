@@ -145,7 +145,9 @@ type Inputs struct {
 	Getenv       func(name string) (string, bool)
 	Targets      []string // server names; empty = all
 	Replace      []string // server names to replace even if unchanged
-	Now          time.Time
+	// Imports are the processes import blocks name, by server (imports.go).
+	Imports map[string]*ImportedProcess
+	Now     time.Time
 }
 
 // Make plans. It never fails: problems are diagnostics in the plan.
@@ -178,7 +180,7 @@ func Make(in *Inputs) *Plan {
 		p.InventorySource = in.Snapshot.Source
 		p.Snapshot = in.Snapshot
 	}
-	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}, host: map[string]map[string]string{}}
+	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}, fitIn: map[string]*vram.Input{}, host: map[string]map[string]string{}}
 	p.Installs, p.Models = InstallIDs(cfg, in.Engines), map[string]string{}
 	for name, m := range in.Models {
 		if m.Fingerprint != "" {
@@ -203,8 +205,10 @@ func Make(in *Inputs) *Plan {
 		for _, name := range cfg.ServerNames() {
 			pl.desire(cfg.Servers[name])
 		}
+		pl.applyImports()
 	}
 	pl.diff()
+	pl.importReasons()
 	pl.lifecycleRules()
 	pl.renameHints()
 	if p.Mode != ModeDestroy {
@@ -220,8 +224,10 @@ type planner struct {
 	prior   *state.File
 	desired map[string]*Desired
 	fits    map[string]*vram.Result
+	fitIn   map[string]*vram.Input     // the input each server was sized with
 	specs   map[*model.Info]specResult // per model, see modelSpec
 	moved   map[string]string          // new name → name in the state (moved blocks)
+	imports map[string]*ImportInfo     // servers imported by this plan (imports.go)
 	// host holds the host secrets plan could read, per server, for the
 	// rotation check; never stored or shown.
 	host map[string]map[string]string
@@ -701,10 +707,15 @@ func (pl *planner) diff() {
 				}
 			}
 		}
-		c := &Change{Addr: "server." + name, Name: name, PreviousName: pl.moved[name], Before: before, After: after, Fit: pl.fits[name]}
+		c := &Change{Addr: "server." + name, Name: name, PreviousName: pl.moved[name], Import: pl.imports[name], Before: before, After: after, Fit: pl.fits[name]}
 		if before != nil {
 			c.Measured = before.Footprint
 			c.LastBench = pl.in.LastBench[name]
+		}
+		if before != nil && after != nil && pl.in.Config != nil {
+			if s := pl.in.Config.Servers[name]; s != nil {
+				c.Defaults = pl.defaultDrift(s, before, after, pl.fitIn[name])
+			}
 		}
 		gone := before != nil && obs != nil && !obs.Alive
 		var rotated []string

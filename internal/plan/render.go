@@ -50,15 +50,17 @@ type JSONPlan struct {
 type JSONChange struct {
 	Address string `json:"address"`
 	// PreviousAddress is Terraform's field for a moved object.
-	PreviousAddress string        `json:"previous_address,omitempty"`
-	Type            string        `json:"type"`
-	Name            string        `json:"name"`
-	Actions         []string      `json:"actions"`
-	Reason          string        `json:"reason,omitempty"`
-	ReplacePaths    []string      `json:"replace_paths,omitempty"`
-	Downtime        string        `json:"downtime,omitempty"`
-	Before          *state.Server `json:"before"`
-	After           *Desired      `json:"after"`
+	PreviousAddress string `json:"previous_address,omitempty"`
+	// Importing is set for a server taken over from a running process.
+	Importing    *ImportInfo   `json:"importing,omitempty"`
+	Type         string        `json:"type"`
+	Name         string        `json:"name"`
+	Actions      []string      `json:"actions"`
+	Reason       string        `json:"reason,omitempty"`
+	ReplacePaths []string      `json:"replace_paths,omitempty"`
+	Downtime     string        `json:"downtime,omitempty"`
+	Before       *state.Server `json:"before"`
+	After        *Desired      `json:"after"`
 	// BeforeSensitive and AfterSensitive mirror argv and env with true
 	// where the value is sensitive (Terraform's before_sensitive and
 	// after_sensitive); those values are salted hashes.
@@ -69,6 +71,7 @@ type JSONChange struct {
 	LastBench       *journal.Entry   `json:"last_bench,omitempty"`
 	EnvChanges      []EnvChange      `json:"env_changes,omitempty"`
 	ModelFiles      []string         `json:"model_files,omitempty"`
+	DefaultChanges  []DefaultChange  `json:"default_changes,omitempty"`
 }
 
 // ToJSON converts the plan.
@@ -104,9 +107,9 @@ func (p *Plan) ToJSON() *JSONPlan {
 	}
 	for _, c := range p.Changes {
 		jc := JSONChange{
-			Address: c.Addr, PreviousAddress: prevAddr(c.PreviousName), Type: "server", Name: c.Name, Actions: c.Action.JSON(), Reason: p.Secrets.Mask(c.Reason),
+			Address: c.Addr, PreviousAddress: prevAddr(c.PreviousName), Importing: c.Import, Type: "server", Name: c.Name, Actions: c.Action.JSON(), Reason: p.Secrets.Mask(c.Reason),
 			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.MaskedAfter(), VRAM: c.Fit, Measured: c.Measured,
-			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles,
+			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles, DefaultChanges: c.Defaults,
 		}
 		if c.Before != nil {
 			jc.BeforeSensitive = sensitiveMarks(beforePaths(c.Before), len(c.Before.Argv))
@@ -144,9 +147,9 @@ func FromJSON(j *JSONPlan) *Plan {
 	p.CreatedAt, _ = time.Parse("2006-01-02T15:04:05Z", j.CreatedAt)
 	p.SnapshotCreatedAt, _ = time.Parse(time.RFC3339, j.SnapshotCreatedAt)
 	for _, c := range j.ResourceChanges {
-		p.Changes = append(p.Changes, &Change{Addr: c.Address, Name: c.Name, PreviousName: strings.TrimPrefix(c.PreviousAddress, "server."), Action: ActionFromJSON(c.Actions), Reason: c.Reason,
+		p.Changes = append(p.Changes, &Change{Addr: c.Address, Name: c.Name, PreviousName: strings.TrimPrefix(c.PreviousAddress, "server."), Import: c.Importing, Action: ActionFromJSON(c.Actions), Reason: c.Reason,
 			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, Fit: c.VRAM, Measured: c.Measured,
-			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles})
+			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles, Defaults: c.DefaultChanges})
 	}
 	return p
 }
@@ -183,15 +186,18 @@ func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 		}
 		return
 	}
-	changed, moved := 0, 0
+	changed, moved, imported := 0, 0, 0
 	for _, ch := range j.ResourceChanges {
+		if ch.Importing != nil {
+			imported++
+		}
 		if ActionFromJSON(ch.Actions) != NoOp {
 			changed++
 		} else if ch.PreviousAddress != "" {
 			moved++
 		}
 	}
-	if changed == 0 && moved == 0 && len(j.ResourceDrift) > 0 {
+	if changed == 0 && moved == 0 && imported == 0 && len(j.ResourceDrift) > 0 {
 		// A server that runs but is not healthy is not "no changes": apply
 		// would leave it as it is, and someone must look at it.
 		fmt.Fprint(w, c("\n[yellow][bold]No changes to apply, but the servers drifted.[reset]\n\n"))
@@ -200,7 +206,7 @@ func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 		fmt.Fprintf(w, "\n%s 0 to add, 0 to change, 0 to destroy; %d drifted.%s\n", c("[bold]Plan:[reset]"), len(j.ResourceDrift), warningTail(j))
 		return
 	}
-	if changed == 0 && moved == 0 {
+	if changed == 0 && moved == 0 && imported == 0 {
 		fmt.Fprint(w, c("\n[green][bold]No changes.[reset][bold] Your servers match the configuration.[reset]\n\n"))
 		fmt.Fprintln(w, "roofline found no differences, so no changes are needed.")
 		renderVRAM(w, j, c)
@@ -228,6 +234,24 @@ func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 	fmt.Fprintln(w, "\nroofline will perform the following actions:")
 	for _, ch := range j.ResourceChanges {
 		act := ActionFromJSON(ch.Actions)
+		if im := ch.Importing; im != nil {
+			up := ""
+			if im.Uptime != "" {
+				up = ", up " + im.Uptime
+			}
+			fmt.Fprintf(w, "\n  # %s will be imported (pid %d%s)\n", ch.Address, im.PID, up)
+			if len(im.Differences) == 0 {
+				fmt.Fprintf(w, "    %s\n", c("[dim](it runs as the configuration says: roofline records it and leaves it running)[reset]"))
+			} else {
+				fmt.Fprintf(w, "    differences from the configuration, each forcing a restart:\n")
+				for _, d := range im.Differences {
+					fmt.Fprintf(w, "      ~ %s\n", d)
+				}
+			}
+			if !im.OwnGroup {
+				fmt.Fprintf(w, "    %s\n", c("[yellow]it shares its shell's process group: roofline refuses to stop it (stop it by hand, or start it with setsid)[reset]"))
+			}
+		}
 		if act == NoOp {
 			if ch.PreviousAddress != "" {
 				// As Terraform: a move alone changes nothing that runs.
@@ -242,11 +266,14 @@ func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 		renderChange(w, ch, act, c)
 	}
 	renderVRAM(w, j, c)
-	moves := ""
+	moves, imports := "", ""
 	if moved > 0 {
 		moves = fmt.Sprintf(", %d to move", moved)
 	}
-	fmt.Fprintf(w, "\n%s %d to add, %d to change, %d to destroy%s.%s\n", c("[bold]Plan:[reset]"), j.Summary["add"], j.Summary["change"], j.Summary["destroy"], moves, warningTail(j))
+	if imported > 0 {
+		imports = fmt.Sprintf("%d to import, ", imported) // Terraform's order
+	}
+	fmt.Fprintf(w, "\n%s %s%d to add, %d to change, %d to destroy%s.%s\n", c("[bold]Plan:[reset]"), imports, j.Summary["add"], j.Summary["change"], j.Summary["destroy"], moves, warningTail(j))
 }
 
 func prevAddr(name string) string {
@@ -434,6 +461,9 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 				fmt.Fprintf(w, "          %s %q,\n", c(col+sign+"[reset]"), name)
 			}
 			fmt.Fprintln(w, "        ]")
+		}
+		if len(ch.DefaultChanges) > 0 {
+			renderDefaults(w, ch.DefaultChanges, c)
 		}
 		switch {
 		case act == Update && b.Deposed != nil:
@@ -667,6 +697,30 @@ func SnapshotLine(j *JSONPlan) string {
 		line += fmt.Sprintf(" (%s before this plan)", made.Sub(taken).Round(time.Second))
 	}
 	return line
+}
+
+// renderDefaults lists the settings the new engine version changes although
+// the configuration does not set them: the engine rules and the memory- or
+// batching-related flag defaults; the other flag defaults are counted
+// (plan -json lists them).
+func renderDefaults(w io.Writer, ds []DefaultChange, c Colorizer) {
+	fmt.Fprintf(w, "      %s defaults = { # not set in the configuration; the engine version changes them\n", c("[yellow]~[reset]"))
+	others := 0
+	for _, d := range ds {
+		if d.Source == "flag default" && !memoryFlags[d.Setting] {
+			others++
+			continue
+		}
+		line := fmt.Sprintf("          %s %s = %s -> %s", c("[yellow]~[reset]"), d.Setting, d.Before, d.After)
+		if d.Memory != "" {
+			line += "  # " + d.Memory
+		}
+		fmt.Fprintln(w, line)
+	}
+	if others > 0 {
+		fmt.Fprintf(w, "          # and %d other flag defaults differ (plan -json: default_changes)\n", others)
+	}
+	fmt.Fprintln(w, "        }")
 }
 
 // ArgvOp is one line of an argument diff: Kind is ' ', '-', '+' or '~'

@@ -21,6 +21,9 @@ type Instance struct {
 	// (process), the container id (docker), the object uid (kubernetes).
 	// Empty while nothing runs.
 	ID string `json:"id,omitempty"`
+	// Name is the driver's other name for it, when it has one (a
+	// container's name), so that Read can tell what took it over.
+	Name string `json:"name,omitempty"`
 	// PID is the host pid of the main process when the driver knows it
 	// (a container's init process); Group is its process group (process
 	// driver), whose members Stop ends.
@@ -46,7 +49,7 @@ func (i *Instance) Running() bool { return i != nil && (i.ID != "" || i.PID != 0
 // the launch id and the log path: the record of something that no longer
 // runs.
 func (i *Instance) Forget() {
-	i.ID, i.PID, i.Group, i.StartTime, i.BootID, i.Cmdline = "", 0, 0, 0, "", nil
+	i.ID, i.Name, i.PID, i.Group, i.StartTime, i.BootID, i.Cmdline = "", "", 0, 0, 0, "", nil
 }
 
 // Clone returns a deep copy.

@@ -145,6 +145,9 @@ type GateResult struct {
 	Health    json.RawMessage `json:"health,omitempty"`
 	Smoke     json.RawMessage `json:"smoke,omitempty"`
 	Bench     json.RawMessage `json:"bench,omitempty"`
+	// Summary is one line per gate for apply's output ("health: ok, 6
+	// checks"); not stored.
+	Summary []string `json:"-"`
 }
 
 // Footprint is a server's memory use: measured from its log, or predicted.

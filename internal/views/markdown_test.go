@@ -45,6 +45,7 @@ server "web" {
   model            = model.qwen
   gpus             = [0]
   port             = 8000
+  host             = "127.0.0.1"
   max_model_len    = 32768
   gpu_memory_utilization = 0.45
   tool_call_parser = "hermes"
@@ -71,6 +72,7 @@ server "batch" {
   model         = model.qwen
   gpus          = [1]
   port          = 8001
+  host          = "127.0.0.1"
   max_model_len = 16384
 }
 `
@@ -81,6 +83,7 @@ server "old" {
   model         = model.qwen
   gpus          = [2]
   port          = 8002
+  host          = "127.0.0.1"
   max_model_len = 8192
 }
 `
@@ -154,9 +157,9 @@ func TestPlanMarkdown(t *testing.T) {
 		inHTML   []string // the rendered HTML holds each
 	}{
 		{name: "rollout", prior: prior,
-			src: strings.NewReplacer("max_model_len    = 32768", "max_model_len    = 16384", `VLLM_LOGGING_LEVEL = "INFO", HF_TOKEN = "hf_secret"`, `VLLM_LOGGING_LEVEL = "DEBUG", HF_TOKEN = "hf_rotated"`).Replace(all),
+			src:      strings.NewReplacer("max_model_len    = 32768", "max_model_len    = 16384", `VLLM_LOGGING_LEVEL = "INFO", HF_TOKEN = "hf_secret"`, `VLLM_LOGGING_LEVEL = "DEBUG", HF_TOKEN = "hf_rotated"`).Replace(all),
 			sections: 1, tables: 1, risk: "🟢 no downtime · 0 destroys · 0 warnings",
-			inHTML: []string{"<code>+/-</code> <b>server.web</b>", "<code>main.hcl:18</code> <code>max_model_len</code>", "(sensitive value)", "→", "tool-call smoke test"}},
+			inHTML: []string{"<code>+/-</code> <b>server.web</b>", "<code>main.hcl:19</code> <code>max_model_len</code>", "(sensitive value)", "→", "tool-call smoke test"}},
 		{name: "downtime-and-destroy", prior: prior,
 			src:      strings.Replace(engines+webServer+batchServer, "max_model_len = 16384", "max_model_len = 12288", 1),
 			sections: 2, tables: 1, risk: "🔴 1 replacement with downtime: <code>server.batch</code> (its last start took 2m41s) · 1 destroy: <code>server.old</code>",

@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/roofline/roofline/internal/driver"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -185,11 +187,61 @@ func (d *Driver) containerConfig(spec Spec, ref string) *ContainerConfig {
 	}
 }
 
-// Start creates and starts the container of spec and returns its identity:
+var _ driver.Driver = (*Driver)(nil)
+
+// Start starts the container of a launch spec (see driver.Driver): the
+// spec's state directory, lineage and config hash become labels.
+func (d *Driver) Start(ctx context.Context, spec driver.LaunchSpec) (state.Instance, error) {
+	labels := map[string]string{LabelLineage: spec.Lineage, LabelConfigHash: spec.ConfigHash}
+	if spec.Dir != "" {
+		if abs, err := filepath.Abs(spec.Dir); err == nil {
+			labels[LabelStateDir] = abs
+		}
+	}
+	p, err := d.StartContainer(ctx, Spec{Name: spec.Name, Image: spec.Image, Argv: spec.Argv, Env: spec.EnvWithLaunchID(),
+		GPUs: spec.GPUs, ModelPath: spec.ModelPath, LogPath: spec.LogPath, LaunchID: spec.LaunchID, Labels: labels})
+	if err != nil {
+		return state.Instance{}, err
+	}
+	return *p, nil
+}
+
+// Read observes the container of i (see driver.Driver), refreshing its log
+// mirror on the way.
+func (d *Driver) Read(ctx context.Context, i state.Instance) (*driver.Observed, error) {
+	if i.ID == "" {
+		return &driver.Observed{Detail: "no container was recorded"}, nil
+	}
+	st, err := d.check(ctx, &i, i.Name, i.LaunchID, true)
+	if err != nil {
+		return nil, err
+	}
+	o := &driver.Observed{Alive: st.Alive, Detail: st.Detail, PIDs: st.PIDs}
+	if st.Found != nil && st.Alive {
+		o.PID = st.Found.State.Pid
+		o.Cmdline = append(append([]string(nil), st.Found.Config.Entrypoint...), st.Found.Config.Cmd...)
+	}
+	return o, nil
+}
+
+// Find returns the containers started with launchID, newest first.
+func (d *Driver) Find(ctx context.Context, launchID string) ([]state.Instance, error) {
+	cs, err := d.FindByLaunchID(ctx, launchID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]state.Instance, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, *ProcessOf(c, ""))
+	}
+	return out, nil
+}
+
+// StartContainer creates and starts the container of spec and returns its identity:
 // the container id, the host pid of its init process and its start time
 // (Unix nanoseconds, in StartTime). It returns once the container runs,
 // without waiting for the engine.
-func (d *Driver) Start(ctx context.Context, spec Spec) (*state.Instance, error) {
+func (d *Driver) StartContainer(ctx context.Context, spec Spec) (*state.Instance, error) {
 	if spec.Image == "" || len(spec.Argv) == 0 {
 		return nil, errors.New("docker driver: a container needs an image and a command")
 	}
@@ -219,7 +271,7 @@ func (d *Driver) Start(ctx context.Context, spec Spec) (*state.Instance, error) 
 		_ = d.C.ContainerRemove(context.WithoutCancel(cctx), id)
 		return nil, explainStart(err)
 	}
-	p := &state.Instance{Driver: state.DriverDocker, ID: id, Cmdline: append([]string(nil), spec.Argv...), LogPath: spec.LogPath, LaunchID: spec.LaunchID}
+	p := &state.Instance{Driver: state.DriverDocker, ID: id, Name: name, Cmdline: append([]string(nil), spec.Argv...), LogPath: spec.LogPath, LaunchID: spec.LaunchID}
 	// The container runs: an inspect that fails now only costs the
 	// restart check, never the record of the container.
 	if c, err := d.C.ContainerInspect(cctx, id); err == nil {
@@ -264,20 +316,23 @@ type Status struct {
 // It refreshes the log mirror on the way. An error means the daemon could
 // not be asked.
 func (d *Driver) Check(ctx context.Context, p *state.Instance, server, launchID string) (*Status, error) {
-	return d.check(ctx, p, server, launchID, true)
+	name := ""
+	if server != "" && launchID != "" {
+		name = ContainerName(server, launchID)
+	}
+	return d.check(ctx, p, name, launchID, true)
 }
 
 // check is Check; pids says whether to list the container's processes
 // (docker top runs ps on the daemon's host: not for every health poll).
-func (d *Driver) check(ctx context.Context, p *state.Instance, server, launchID string, pids bool) (*Status, error) {
+func (d *Driver) check(ctx context.Context, p *state.Instance, name, launchID string, pids bool) (*Status, error) {
 	ctx, cancel := d.timeout(ctx)
 	defer cancel()
 	id := p.ID
 	c, err := d.C.ContainerInspect(ctx, id)
 	if IsNotFound(err) {
 		st := &Status{Detail: fmt.Sprintf("container %s was removed behind roofline's back (docker rm)", short(id))}
-		if server != "" && launchID != "" {
-			name := ContainerName(server, launchID)
+		if name != "" {
 			if o, err := d.C.ContainerInspect(ctx, name); err == nil && o.ID != id {
 				st.Detail += fmt.Sprintf("; container %s now has its name %s but roofline did not start it (launch id label %q): remove it with `docker rm -f %s`",
 					short(o.ID), name, o.Config.Labels[LabelLaunchID], name)
@@ -352,8 +407,9 @@ func (d *Driver) Alive(ctx context.Context, p *state.Instance) bool {
 // Stop stops the container of p (its stop signal, SIGTERM, to docker-init,
 // which passes it to the engine; after grace, SIGKILL), copies the last of
 // its log, and removes it. A container already gone is not an error.
-func (d *Driver) Stop(ctx context.Context, p *state.Instance, grace time.Duration) error {
-	if p == nil || p.ID == "" {
+func (d *Driver) Stop(ctx context.Context, i state.Instance, grace time.Duration) error {
+	p := &i
+	if p.ID == "" {
 		return nil
 	}
 	id := p.ID
@@ -406,7 +462,7 @@ func (d *Driver) FindByLaunchID(ctx context.Context, launchID string) ([]*Contai
 
 // ProcessOf is the identity Start would have returned for container c.
 func ProcessOf(c *Container, logPath string) *state.Instance {
-	p := &state.Instance{Driver: state.DriverDocker, ID: c.ID, PID: c.State.Pid, LogPath: logPath, LaunchID: c.Config.Labels[LabelLaunchID],
+	p := &state.Instance{Driver: state.DriverDocker, ID: c.ID, Name: strings.TrimPrefix(c.Name, "/"), PID: c.State.Pid, LogPath: logPath, LaunchID: c.Config.Labels[LabelLaunchID],
 		Cmdline: append(append([]string(nil), c.Config.Entrypoint...), c.Config.Cmd...)}
 	if t := c.StartedAt(); !t.IsZero() {
 		p.StartTime = uint64(t.UnixNano())

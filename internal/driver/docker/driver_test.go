@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roofline/roofline/internal/driver"
+	"github.com/roofline/roofline/internal/driver/drivertest"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -166,7 +168,7 @@ func TestLifecycle(t *testing.T) {
 	f, d := newTestDriver(t)
 	ctx := context.Background()
 	spec := testSpec(t)
-	p, err := d.Start(ctx, spec)
+	p, err := d.StartContainer(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +205,7 @@ func TestLifecycle(t *testing.T) {
 	if tops() != before {
 		t.Error("Alive (polled during the health wait) listed the container's processes")
 	}
-	if err := d.Stop(ctx, p, 1500*time.Millisecond); err != nil {
+	if err := d.Stop(ctx, *p, 1500*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := f.containers[p.ID]; ok {
@@ -217,7 +219,7 @@ func TestLifecycle(t *testing.T) {
 	if d.Alive(ctx, p) {
 		t.Error("Alive true for a removed container")
 	}
-	if err := d.Stop(ctx, p, time.Second); err != nil {
+	if err := d.Stop(ctx, *p, time.Second); err != nil {
 		t.Errorf("stopping a removed container: %v", err)
 	}
 }
@@ -257,7 +259,7 @@ func TestCheck(t *testing.T) {
 			f.addImage(testID, testRef)
 			d := New(c)
 			spec := testSpec(t)
-			p, err := d.Start(context.Background(), spec)
+			p, err := d.StartContainer(context.Background(), spec)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -304,7 +306,7 @@ func TestStartErrors(t *testing.T) {
 			f.addImage(testID, testRef)
 			d := New(c)
 			tt.prepare(f, d)
-			_, err := d.Start(context.Background(), testSpec(t))
+			_, err := d.StartContainer(context.Background(), testSpec(t))
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -324,13 +326,13 @@ func TestFindByLaunchID(t *testing.T) {
 	_, d := newTestDriver(t)
 	ctx := context.Background()
 	spec := testSpec(t)
-	p, err := d.Start(ctx, spec)
+	p, err := d.StartContainer(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	other := testSpec(t)
 	other.LaunchID = "fedcba9876543210"
-	if _, err := d.Start(ctx, other); err != nil {
+	if _, err := d.StartContainer(ctx, other); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := d.FindByLaunchID(ctx, spec.LaunchID)
@@ -419,4 +421,23 @@ func TestSweepProbes(t *testing.T) {
 	if _, ok := f.containers[recent]; !ok {
 		t.Error("a probe container that just exited was removed")
 	}
+}
+
+// TestConformance runs the driver suite on the fake daemon; real_test.go
+// runs it on a real one. A container restarted by hand is not "stale" in
+// the suite's sense: Read reports it (TestCheck), but its id is still the
+// container roofline made, and Stop removes it.
+func TestConformance(t *testing.T) {
+	_, d := newTestDriver(t)
+	dir := t.TempDir()
+	drivertest.TestDriver(t, d, drivertest.Options{
+		Spec: func(t *testing.T, name, launchID string) driver.LaunchSpec {
+			return driver.LaunchSpec{Driver: state.DriverDocker, Name: name, Image: testRef, Argv: []string{"vllm", "serve", "/models/qwen3"},
+				LogPath: filepath.Join(dir, name+".log"), LaunchID: launchID, Lineage: "lin-1", ConfigHash: "c0ffee"}
+		},
+		Stale: map[string]func(state.Instance) state.Instance{
+			"another container": func(i state.Instance) state.Instance { i.ID = "feedfacefeedface"; return i },
+		},
+		Grace: time.Second,
+	})
 }

@@ -102,7 +102,7 @@ func TestSyncLog(t *testing.T) {
 	f, d := newTestDriver(t)
 	ctx := context.Background()
 	spec := testSpec(t)
-	p, err := d.Start(ctx, spec)
+	p, err := d.StartContainer(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,21 +146,21 @@ func TestSyncLogRollout(t *testing.T) {
 	f, d := newTestDriver(t)
 	ctx := context.Background()
 	spec := testSpec(t)
-	old, err := d.Start(ctx, spec)
+	old, err := d.StartContainer(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.log(old.ID, Stdout, "old serving\n")
 	d.SyncLog(ctx, old.ID, spec.LogPath)
 	spec.LaunchID = "fedcba9876543210"
-	cur, err := d.Start(ctx, spec)
+	cur, err := d.StartContainer(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.log(cur.ID, Stdout, "new starting\n")
 	f.log(old.ID, Stdout, "old still serving\n")
 	d.SyncLog(ctx, cur.ID, spec.LogPath)
-	if err := d.Stop(ctx, old, time.Second); err != nil {
+	if err := d.Stop(ctx, *old, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, spec.LogPath); got != "new starting\n" {
@@ -179,7 +179,7 @@ func TestSyncLogClaimAndRotate(t *testing.T) {
 	ctx := context.Background()
 	spec := testSpec(t)
 	spec.LogPath = ""
-	p, err := d.Start(ctx, spec)
+	p, err := d.StartContainer(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}

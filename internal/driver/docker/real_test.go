@@ -12,9 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roofline/roofline/internal/driver"
 	"github.com/roofline/roofline/internal/driver/docker"
 	"github.com/roofline/roofline/internal/driver/docker/dockertest"
+	"github.com/roofline/roofline/internal/driver/drivertest"
 	"github.com/roofline/roofline/internal/model/modeltest"
+	"github.com/roofline/roofline/internal/state"
 )
 
 // These tests run the rehearsal engine images on a real Docker daemon
@@ -37,7 +40,7 @@ func TestRealLifecycle(t *testing.T) {
 		Env:  map[string]string{"ROOFLINE_REHEARSAL_LOAD_TIME": "300ms", "ROOFLINE_LAUNCH_ID": launch, "HF_HUB_OFFLINE": "1"},
 		GPUs: []int{0, 1}, ModelPath: model, LogPath: filepath.Join(t.TempDir(), "real.log"),
 		Labels: map[string]string{docker.LabelLineage: "test-lineage"}}
-	p, err := d.Start(ctx, spec)
+	p, err := d.StartContainer(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +99,7 @@ func TestRealLifecycle(t *testing.T) {
 	// SIGTERM reaches the engine through docker-init: it shuts down
 	// cleanly, well before the grace period ends in SIGKILL.
 	start := time.Now()
-	if err := d.Stop(ctx, p, 20*time.Second); err != nil {
+	if err := d.Stop(ctx, *p, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if el := time.Since(start); el > 15*time.Second {
@@ -170,10 +173,10 @@ func TestRealMemlock(t *testing.T) {
 	c, imgs := dockertest.Require(t)
 	d := docker.New(c)
 	d.Ulimits = []docker.Ulimit{{Name: "memlock", Soft: -1, Hard: -1}}
-	p, err := d.Start(context.Background(), docker.Spec{Name: "memlock", Image: imgs["VLLM_0_16_0"], LaunchID: "memlock",
+	p, err := d.StartContainer(context.Background(), docker.Spec{Name: "memlock", Image: imgs["VLLM_0_16_0"], LaunchID: "memlock",
 		Argv: []string{"vllm", "--version"}})
 	if err == nil {
-		d.Stop(context.Background(), p, time.Second)
+		d.Stop(context.Background(), *p, time.Second)
 		t.Skip("this kernel allows memlock=unlimited")
 	}
 	if !strings.Contains(err.Error(), "memlock = unlimited is refused") {
@@ -182,4 +185,28 @@ func TestRealMemlock(t *testing.T) {
 	if _, err := c.ContainerInspect(context.Background(), docker.ContainerName("memlock", "memlock")); !docker.IsNotFound(err) {
 		t.Errorf("the failed container was left: %v", err)
 	}
+}
+
+// TestRealConformance runs the driver suite on a real daemon: the rehearsal
+// engine image in containers, as apply runs them.
+func TestRealConformance(t *testing.T) {
+	c, imgs := dockertest.Require(t)
+	model := filepath.Join(t.TempDir(), "qwen3-8b")
+	if err := modeltest.Write(model, modeltest.Qwen3_8B); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	suffix := fmt.Sprintf("%d", time.Now().UnixNano()%1e9)
+	drivertest.TestDriver(t, docker.New(c), drivertest.Options{
+		Spec: func(t *testing.T, name, launchID string) driver.LaunchSpec {
+			return driver.LaunchSpec{Driver: state.DriverDocker, Name: name, Image: imgs["VLLM_0_16_0"], LaunchID: launchID + "-" + suffix,
+				Argv: []string{"vllm", "serve", model, "--served-model-name", "m", "--port", fmt.Sprint(freePort(t)), "--max-model-len", "4096"},
+				Env:  map[string]string{"ROOFLINE_REHEARSAL_LOAD_TIME": "100ms", "HF_HUB_OFFLINE": "1"},
+				GPUs: []int{0}, ModelPath: model, LogPath: filepath.Join(dir, name+".log"), Dir: dir, Lineage: "conformance"}
+		},
+		Stale: map[string]func(state.Instance) state.Instance{
+			"another container": func(i state.Instance) state.Instance { i.ID = strings.Repeat("0", 64); return i },
+		},
+		Grace: 20 * time.Second,
+	})
 }

@@ -1,10 +1,11 @@
 // Package drivertest holds the conformance suite every driver.Driver must
-// pass, so the fake used by plan and apply tests behaves like the real one.
+// pass (process against this host, docker against a real daemon and its
+// fake), so that plan and apply can treat every driver alike.
 package drivertest
 
 import (
 	"context"
-	"slices"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -12,86 +13,128 @@ import (
 	"github.com/roofline/roofline/internal/state"
 )
 
-// TestDriver runs the suite on d. spec returns the launch spec of a process
-// that runs until it is signalled.
-func TestDriver(t *testing.T, d driver.Driver, spec func(name string) driver.LaunchSpec) {
+// Options adapt the suite to one driver.
+type Options struct {
+	// Spec returns the launch spec of an instance that runs until it is
+	// stopped, named name and carrying launchID.
+	Spec func(t *testing.T, name, launchID string) driver.LaunchSpec
+	// Stale returns an instance that looks like i but is not it (a pid
+	// with another start time, a container id nobody has): Read must not
+	// take it for i, and Stop of it must leave i running.
+	Stale map[string]func(i state.Instance) state.Instance
+	Grace time.Duration // Stop's grace; 5 s when 0
+}
+
+// TestDriver runs the suite on d.
+func TestDriver(t *testing.T, d driver.Driver, o Options) {
 	t.Helper()
 	ctx := context.Background()
-
-	if obs, err := d.Read(ctx, nil); obs != nil || err != nil {
-		t.Fatalf("Read(nil) = %+v, %v; want nil, nil", obs, err)
+	grace := o.Grace
+	if grace == 0 {
+		grace = 5 * time.Second
 	}
-	h, err := d.Start(ctx, spec("a"))
+
+	if obs, err := d.Read(ctx, state.Instance{}); err != nil || obs == nil || obs.Alive || obs.Remains() {
+		t.Fatalf("Read of an instance that records nothing = %+v, %v; want not alive, nothing left, no error", obs, err)
+	}
+	if err := d.Stop(ctx, state.Instance{}, time.Second); err != nil {
+		t.Fatalf("Stop of an instance that records nothing: %v", err)
+	}
+
+	spec := o.Spec(t, "a", "launch-a-"+time.Now().Format("150405.000000"))
+	i, err := d.Start(ctx, spec)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	t.Cleanup(func() { _ = d.Stop(context.Background(), h, 0) })
-	if h.PID <= 0 || h.PGID <= 0 || h.StartTime == 0 || h.BootID == "" || h.LogPath != spec("a").LogPath {
-		t.Fatalf("Start returned an incomplete handle %+v", h)
+	t.Cleanup(func() { _ = d.Stop(context.Background(), i, 0) })
+	if !i.Running() || i.Driver == "" || i.LaunchID != spec.LaunchID || i.LogPath != spec.LogPath {
+		t.Fatalf("Start returned an incomplete instance %+v (launch id %q, log %q)", i, spec.LaunchID, spec.LogPath)
 	}
 
-	obs, err := d.Read(ctx, h)
-	if err != nil || obs == nil || !obs.Alive || obs.PID != h.PID || !slices.Contains(obs.PIDs, h.PID) {
-		t.Fatalf("Read of a running process = %+v, %v; want alive with pid %d", obs, err, h.PID)
+	obs, err := d.Read(ctx, i)
+	if err != nil || obs == nil || !obs.Alive || !obs.Remains() || obs.Detail != "" {
+		t.Fatalf("Read of a running instance = %+v, %v; want alive", obs, err)
+	}
+	if i.PID != 0 && obs.PID != i.PID {
+		t.Errorf("Read sees pid %d; Start recorded %d", obs.PID, i.PID)
 	}
 	if obs.CmdlineChanged {
-		t.Errorf("Read reports a changed command line right after the start: %q vs %q", obs.Cmdline, h.Cmdline)
+		t.Errorf("Read reports a changed command line right after the start: %q vs %q", obs.Cmdline, i.Cmdline)
 	}
 
-	// The handle survives the trip through the state (what a later roofline reads).
-	var s state.Server
-	h.Record(&s)
-	if obs, err := d.Read(ctx, driver.HandleOf(&s)); err != nil || obs == nil || !obs.Alive {
-		t.Fatalf("Read of the handle recorded in the state = %+v, %v; want alive", obs, err)
+	// The instance survives the trip through the state file (what a later
+	// roofline reads).
+	b, err := json.Marshal(i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back state.Instance
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if obs, err := d.Read(ctx, back); err != nil || !obs.Alive {
+		t.Fatalf("Read of the instance as the state records it = %+v, %v; want alive", obs, err)
 	}
 
-	for name, mutate := range map[string]func(*driver.Handle){
-		"other start time": func(h *driver.Handle) { h.StartTime++ },
-		"other boot":       func(h *driver.Handle) { h.BootID = "another-boot" },
-	} {
-		w := *h
-		mutate(&w)
-		if obs, err := d.Read(ctx, &w); obs != nil || err != nil {
-			t.Errorf("Read with %s = %+v, %v; the pid is not ours, want nil, nil", name, obs, err)
+	// Find sees it by its launch id (adoption after a lost state write).
+	found, err := d.Find(ctx, spec.LaunchID)
+	if err != nil || len(found) != 1 || found[0].ID != i.ID || found[0].LaunchID != spec.LaunchID {
+		t.Fatalf("Find(%q) = %+v, %v; want the one instance %s", spec.LaunchID, found, err, i.ID)
+	}
+	if obs, err := d.Read(ctx, found[0]); err != nil || !obs.Alive {
+		t.Fatalf("Read of the instance Find returned = %+v, %v; want alive", obs, err)
+	}
+	if found, err := d.Find(ctx, "no-such-launch"); err != nil || len(found) != 0 {
+		t.Fatalf("Find of an unknown launch id = %+v, %v; want none", found, err)
+	}
+
+	for name, stale := range o.Stale {
+		w := stale(i.Clone())
+		if obs, err := d.Read(ctx, w); err != nil || obs.Alive || obs.Detail == "" {
+			t.Errorf("Read with %s = %+v, %v; it is not ours, want not alive with a detail", name, obs, err)
 		}
-		if err := d.Stop(ctx, &w, time.Second); err != nil {
+		if err := d.Stop(ctx, w, time.Second); err != nil {
 			t.Errorf("Stop with %s: %v", name, err)
 		}
-		if obs, _ := d.Read(ctx, h); obs == nil || !obs.Alive {
-			t.Fatalf("Stop with %s stopped the live process", name)
+		if obs, _ := d.Read(ctx, i); obs == nil || !obs.Alive {
+			t.Fatalf("Stop with %s stopped the live instance", name)
 		}
 	}
 
-	if err := d.Stop(ctx, h, 5*time.Second); err != nil {
+	if err := d.Stop(ctx, i, grace); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
-	if obs, err := d.Read(ctx, h); obs != nil || err != nil {
-		t.Fatalf("Read after Stop = %+v, %v; want nil, nil", obs, err)
+	if obs, err := d.Read(ctx, i); err != nil || obs.Alive || obs.Remains() || obs.Detail == "" {
+		t.Fatalf("Read after Stop = %+v, %v; want not alive, nothing left, and a detail", obs, err)
 	}
-	if err := d.Stop(ctx, h, time.Second); err != nil {
-		t.Fatalf("Stop of a stopped process: %v", err)
+	if err := d.Stop(ctx, i, time.Second); err != nil {
+		t.Fatalf("Stop of a stopped instance: %v", err)
+	}
+	if found, err := d.Find(ctx, spec.LaunchID); err != nil || len(found) != 0 {
+		t.Fatalf("Find after Stop = %+v, %v; want none", found, err)
 	}
 
-	// Two servers are independent.
-	h1, err := d.Start(ctx, spec("one"))
+	// Two instances are independent.
+	i1, err := d.Start(ctx, o.Spec(t, "one", "launch-1-"+time.Now().Format("150405.000000")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	h2, err := d.Start(ctx, spec("two"))
+	t.Cleanup(func() { _ = d.Stop(context.Background(), i1, 0) })
+	i2, err := d.Start(ctx, o.Spec(t, "two", "launch-2-"+time.Now().Format("150405.000000")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = d.Stop(context.Background(), h1, 0); _ = d.Stop(context.Background(), h2, 0) })
-	if h1.PID == h2.PID {
-		t.Fatalf("two starts got one pid %d", h1.PID)
+	t.Cleanup(func() { _ = d.Stop(context.Background(), i2, 0) })
+	if i1.ID == i2.ID {
+		t.Fatalf("two starts got one id %s", i1.ID)
 	}
-	if err := d.Stop(ctx, h1, 5*time.Second); err != nil {
+	if err := d.Stop(ctx, i1, grace); err != nil {
 		t.Fatal(err)
 	}
-	if obs, _ := d.Read(ctx, h2); obs == nil || !obs.Alive {
-		t.Fatal("stopping one server stopped the other")
+	if obs, _ := d.Read(ctx, i2); obs == nil || !obs.Alive {
+		t.Fatal("stopping one instance stopped the other")
 	}
-	if err := d.Stop(ctx, h2, 5*time.Second); err != nil {
+	if err := d.Stop(ctx, i2, grace); err != nil {
 		t.Fatal(err)
 	}
 }

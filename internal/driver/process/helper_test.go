@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/roofline/roofline/internal/driver"
+	"github.com/roofline/roofline/internal/state"
 )
 
 // The test binary doubles as the engine (the go-task sleepit pattern): with
@@ -139,10 +140,6 @@ func gone(pid int) bool {
 }
 
 // stopAll makes sure nothing a test started outlives it.
-func stopAll(t *testing.T, d *Driver, h *driver.Handle) {
-	t.Cleanup(func() {
-		if h != nil {
-			_ = d.Stop(context.Background(), h, 0)
-		}
-	})
+func stopAll(t *testing.T, d *Driver, h state.Instance) {
+	t.Cleanup(func() { _ = d.Stop(context.Background(), h, 0) })
 }

@@ -69,7 +69,15 @@ func New() *Driver {
 // created 0600; a non-empty log from an earlier run is kept as LogPath.1
 // (replacing an older one), so each run's log starts clean and the one
 // before stays readable.
-func (d *Driver) Start(ctx context.Context, spec driver.LaunchSpec) (*driver.Handle, error) {
+func (d *Driver) Start(ctx context.Context, spec driver.LaunchSpec) (state.Instance, error) {
+	i, err := d.start(ctx, spec)
+	if err != nil {
+		return state.Instance{}, err
+	}
+	return *i, nil
+}
+
+func (d *Driver) start(ctx context.Context, spec driver.LaunchSpec) (*state.Instance, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -79,7 +87,7 @@ func (d *Driver) Start(ctx context.Context, spec driver.LaunchSpec) (*driver.Han
 	if spec.LogPath == "" {
 		return nil, fmt.Errorf("cannot start server %s: no log path (this is a bug in roofline)", spec.Name)
 	}
-	env := driver.BuildEnv(withNoEnvClobber(spec.Env), d.LookupEnv)
+	env := driver.BuildEnv(withNoEnvClobber(spec.EnvWithLaunchID()), d.LookupEnv)
 	path, err := lookPath(spec.Argv[0], envValue(env, "PATH"), spec.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start server %s: %w", spec.Name, err)
@@ -126,9 +134,14 @@ func (d *Driver) Start(ctx context.Context, spec driver.LaunchSpec) (*driver.Han
 	if len(cmdline) == 0 {
 		cmdline = slices.Clone(spec.Argv) // exited already; keep what was run
 	}
-	return &driver.Handle{
-		PID: pid, PGID: st.PGRP, StartTime: st.StartTime, BootID: boot,
-		Cmdline: cmdline, LogPath: spec.LogPath, LaunchID: spec.Env[driver.LaunchEnv],
+	launchID := spec.LaunchID
+	if launchID == "" {
+		launchID = spec.Env[driver.LaunchEnv]
+	}
+	return &state.Instance{
+		Driver: state.DriverProcess, ID: state.ProcessID(pid),
+		PID: pid, Group: st.PGRP, StartTime: st.StartTime, BootID: boot,
+		Cmdline: cmdline, LaunchID: launchID, LogPath: spec.LogPath,
 	}, nil
 }
 
@@ -148,7 +161,19 @@ func withNoEnvClobber(env map[string]string) map[string]string {
 	return out
 }
 
-// FindByEnv returns a handle for each session whose processes have key=value
+// Find returns the sessions started with launchID (see FindByEnv).
+func (d *Driver) Find(ctx context.Context, launchID string) ([]state.Instance, error) {
+	if launchID == "" {
+		return nil, nil
+	}
+	found, err := d.FindByEnv(ctx, driver.LaunchEnv, launchID)
+	for i := range found {
+		found[i].LaunchID = launchID
+	}
+	return found, err
+}
+
+// FindByEnv returns an instance for each session whose processes have key=value
 // in their environment. Apply passes every engine a unique launch id this
 // way and records it in the state before Start, so an engine whose pid never
 // reached the state (roofline killed between Start and the state write) is
@@ -156,7 +181,7 @@ func withNoEnvClobber(env map[string]string) map[string]string {
 // when the leader has exited and only workers are left, it has StartTime 0,
 // which Read and Stop treat as "leader gone, stop the session". Reading
 // another user's environ needs root, so engines of other users are not seen.
-func (d *Driver) FindByEnv(ctx context.Context, key, value string) ([]*driver.Handle, error) {
+func (d *Driver) FindByEnv(ctx context.Context, key, value string) ([]state.Instance, error) {
 	boot, err := d.proc.bootID()
 	if err != nil {
 		return nil, err
@@ -187,11 +212,11 @@ func (d *Driver) FindByEnv(ctx context.Context, key, value string) ([]*driver.Ha
 		sessions[st.Session] = true
 		order = append(order, st.Session)
 	}
-	var out []*driver.Handle
+	var out []state.Instance
 	for _, sid := range order {
-		h := &driver.Handle{PID: sid, PGID: sid, BootID: boot}
+		h := state.Instance{Driver: state.DriverProcess, ID: state.ProcessID(sid), PID: sid, Group: sid, BootID: boot}
 		if leader, err := d.proc.stat(sid); err == nil && leader.State != 'Z' {
-			h.PGID, h.StartTime = leader.PGRP, leader.StartTime
+			h.Group, h.StartTime = leader.PGRP, leader.StartTime
 			h.Cmdline, _ = d.proc.cmdline(sid)
 			if target, err := os.Readlink(filepath.Join(string(d.proc), strconv.Itoa(sid), "fd", "1")); err == nil && filepath.IsAbs(target) {
 				h.LogPath = target
@@ -216,10 +241,7 @@ func (d *Driver) reap(cmd *exec.Cmd, startTime uint64) {
 // ExitStatus returns how the process behind h exited, when this Driver
 // started it and it has exited (ok false otherwise). Apply uses it to say
 // "exited with status 1" next to the log tail.
-func (d *Driver) ExitStatus(h *driver.Handle) (ps *os.ProcessState, ok bool) {
-	if h == nil {
-		return nil, false
-	}
+func (d *Driver) ExitStatus(h state.Instance) (ps *os.ProcessState, ok bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	r, ok := d.exits[h.PID]
@@ -232,8 +254,21 @@ func (d *Driver) ExitStatus(h *driver.Handle) (ps *os.ProcessState, ok bool) {
 // Read observes the process behind h (see driver.Driver). The process is
 // ours only if the boot id and the start time of its pid are the recorded
 // ones: a pid reused by another process has another start time.
-func (d *Driver) Read(ctx context.Context, h *driver.Handle) (*driver.Observed, error) {
-	return d.read(h, false)
+func (d *Driver) Read(ctx context.Context, h state.Instance) (*driver.Observed, error) {
+	obs, err := d.read(&h, false)
+	if err != nil {
+		return nil, err
+	}
+	if obs == nil {
+		if !h.Running() {
+			return &driver.Observed{Detail: "no process was recorded"}, nil
+		}
+		return &driver.Observed{Detail: fmt.Sprintf("pid %d is no longer running", h.PID)}, nil
+	}
+	if !obs.Alive {
+		obs.Detail = fmt.Sprintf("pid %d is no longer running", h.PID)
+	}
+	return obs, nil
 }
 
 // members returns the live pids of session sid, from a scan at most
@@ -251,7 +286,7 @@ func (d *Driver) members(sid int, fresh bool) ([]int, error) {
 	return slices.Clone(d.index[sid]), nil
 }
 
-func (d *Driver) read(h *driver.Handle, fresh bool) (*driver.Observed, error) {
+func (d *Driver) read(h *state.Instance, fresh bool) (*driver.Observed, error) {
 	if h == nil || h.PID <= 0 {
 		return nil, nil
 	}
@@ -305,9 +340,9 @@ func (d *Driver) read(h *driver.Handle, fresh bool) (*driver.Observed, error) {
 	return obs, nil
 }
 
-func sessionOf(h *driver.Handle) int {
-	if h.PGID > 0 {
-		return h.PGID // Start made the process a session leader: sid = pgid = pid
+func sessionOf(h *state.Instance) int {
+	if h.Group > 0 {
+		return h.Group // Start made the process a session leader: sid = pgid = pid
 	}
 	return h.PID
 }
@@ -317,14 +352,15 @@ func sessionOf(h *driver.Handle) int {
 // found in /proc, since an engine's workers may have moved to a group of
 // their own. If ctx ends first, Stop returns with the processes signalled
 // but possibly still running.
-func (d *Driver) Stop(ctx context.Context, h *driver.Handle, grace time.Duration) error {
+func (d *Driver) Stop(ctx context.Context, i state.Instance, grace time.Duration) error {
+	h := &i
 	if err := d.stopSession(ctx, h, grace); err != nil {
 		return err
 	}
 	return d.stopEscaped(ctx, h, grace)
 }
 
-func (d *Driver) stopSession(ctx context.Context, h *driver.Handle, grace time.Duration) error {
+func (d *Driver) stopSession(ctx context.Context, h *state.Instance, grace time.Duration) error {
 	obs, err := d.read(h, true)
 	if err != nil || obs == nil {
 		return err
@@ -371,7 +407,7 @@ func (d *Driver) signal(obs *driver.Observed, sid int, sig syscall.Signal) {
 }
 
 // waitGone polls until nothing of h remains, up to wait.
-func (d *Driver) waitGone(ctx context.Context, h *driver.Handle, wait time.Duration) (bool, error) {
+func (d *Driver) waitGone(ctx context.Context, h *state.Instance, wait time.Duration) (bool, error) {
 	deadline := time.Now().Add(wait)
 	poll := 10 * time.Millisecond
 	for {

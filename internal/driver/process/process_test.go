@@ -20,10 +20,17 @@ import (
 
 func TestConformance(t *testing.T) {
 	dir := t.TempDir()
-	drivertest.TestDriver(t, New(), func(name string) driver.LaunchSpec {
-		s := helperSpec(t, name, "sleep")
-		s.LogPath = filepath.Join(dir, name+".log")
-		return s
+	drivertest.TestDriver(t, New(), drivertest.Options{
+		Spec: func(t *testing.T, name, launchID string) driver.LaunchSpec {
+			s := helperSpec(t, name, "sleep")
+			s.LogPath = filepath.Join(dir, name+".log")
+			s.LaunchID = launchID
+			return s
+		},
+		Stale: map[string]func(state.Instance) state.Instance{
+			"other start time": func(i state.Instance) state.Instance { i.StartTime++; return i },
+			"other boot":       func(i state.Instance) state.Instance { i.BootID = "another-boot"; return i },
+		},
 	})
 }
 
@@ -41,8 +48,8 @@ func TestStartDetached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Session != h.PID || st.PGRP != h.PID || h.PGID != h.PID {
-		t.Errorf("session %d group %d (handle %d); want both = pid %d", st.Session, st.PGRP, h.PGID, h.PID)
+	if st.Session != h.PID || st.PGRP != h.PID || h.Group != h.PID {
+		t.Errorf("session %d group %d (handle %d); want both = pid %d", st.Session, st.PGRP, h.Group, h.PID)
 	}
 	if own, _ := liveProc.stat(os.Getpid()); own.Session == st.Session {
 		t.Error("the engine shares roofline's session")
@@ -68,17 +75,17 @@ func TestAdoptAfterRooflineExits(t *testing.T) {
 	if err != nil {
 		t.Fatalf("launcher: %v\n%s", err, out)
 	}
-	var h driver.Handle
+	var h state.Instance
 	if err := json.Unmarshal(out, &h); err != nil {
 		t.Fatalf("launcher printed %q: %v", out, err)
 	}
 	d := New()
-	stopAll(t, d, &h)
-	obs, err := d.Read(context.Background(), &h)
+	stopAll(t, d, h)
+	obs, err := d.Read(context.Background(), h)
 	if err != nil || obs == nil || !obs.Alive {
 		t.Fatalf("Read after the launcher exited = %+v, %v; want the engine alive", obs, err)
 	}
-	if err := d.Stop(context.Background(), &h, 5*time.Second); err != nil {
+	if err := d.Stop(context.Background(), h, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if !gone(h.PID) {
@@ -96,9 +103,9 @@ func TestReadRejectsReusedPID(t *testing.T) {
 		t.Fatal(err)
 	}
 	boot, _ := liveProc.bootID()
-	h := &driver.Handle{PID: os.Getpid(), PGID: own.PGRP, StartTime: own.StartTime + 7, BootID: boot}
-	if obs, err := d.Read(context.Background(), h); obs != nil || err != nil {
-		t.Fatalf("Read of a pid with another start time = %+v, %v; want nil, nil", obs, err)
+	h := state.Instance{Driver: state.DriverProcess, ID: state.ProcessID(os.Getpid()), PID: os.Getpid(), Group: own.PGRP, StartTime: own.StartTime + 7, BootID: boot}
+	if obs, err := d.Read(context.Background(), h); obs.Remains() || err != nil {
+		t.Fatalf("Read of a pid with another start time = %+v, %v; want nothing of it, no error", obs, err)
 	}
 	if err := d.Stop(context.Background(), h, time.Millisecond); err != nil {
 		t.Fatal(err)
@@ -201,7 +208,7 @@ func TestLeftoverWorkers(t *testing.T) {
 	if err := d.Stop(context.Background(), h, 100*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	if obs, _ := d.Read(context.Background(), h); obs != nil || !gone(worker) {
+	if obs, _ := d.Read(context.Background(), h); obs.Remains() || !gone(worker) {
 		t.Fatalf("after Stop Read = %+v, worker %d gone %v", obs, worker, gone(worker))
 	}
 }
@@ -293,15 +300,15 @@ func TestExitStatus(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if obs, err := d.Read(context.Background(), h); obs != nil || err != nil {
+	if obs, err := d.Read(context.Background(), h); obs.Remains() || err != nil {
 		t.Fatalf("Read of an exited engine = %+v, %v", obs, err)
 	}
 	if _, err := liveProc.stat(h.PID); err == nil {
 		t.Errorf("pid %d is still in /proc after it was reaped", h.PID)
 	}
-	other := *h
+	other := h
 	other.StartTime++
-	if _, ok := d.ExitStatus(&other); ok {
+	if _, ok := d.ExitStatus(other); ok {
 		t.Error("ExitStatus answered for another start time")
 	}
 }
@@ -431,7 +438,7 @@ func TestFindByEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].PID != h.PID || got[0].StartTime != h.StartTime || got[0].PGID != h.PGID ||
+	if len(got) != 1 || got[0].PID != h.PID || got[0].StartTime != h.StartTime || got[0].Group != h.Group ||
 		got[0].BootID != h.BootID || got[0].LogPath != spec.LogPath {
 		t.Fatalf("FindByEnv = %+v; want one handle equal to %+v", got, h)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/roofline/roofline/internal/driver"
+	"github.com/roofline/roofline/internal/state"
 )
 
 // RefusedError is a stop that was not attempted because the target is not
@@ -32,7 +33,7 @@ func (e *RefusedError) Error() string {
 // init's, one to roofline's own group or session stops roofline itself, and
 // a group that is not the recorded leader's own is someone else's. Start
 // makes each engine the leader of a new session, so pid = group = session.
-func (d *Driver) mayStop(h *driver.Handle, obs *driver.Observed) error {
+func (d *Driver) mayStop(h *state.Instance, obs *driver.Observed) error {
 	sid := sessionOf(h)
 	refuse := func(why string, args ...any) error {
 		err := &RefusedError{PID: h.PID, Group: sid, Why: fmt.Sprintf(why, args...)}
@@ -49,7 +50,7 @@ func (d *Driver) mayStop(h *driver.Handle, obs *driver.Observed) error {
 	if me, err := d.proc.stat(self); err == nil && me.Session == sid {
 		return refuse("it is roofline's own session")
 	}
-	if h.PGID > 0 && h.PGID != h.PID && h.StartTime != 0 {
+	if h.Group > 0 && h.Group != h.PID && h.StartTime != 0 {
 		return refuse("the recorded group is not the process's own (roofline starts every engine as the leader of its own session, pid = group)")
 	}
 	if obs.Alive {
@@ -71,7 +72,7 @@ func (d *Driver) mayStop(h *driver.Handle, obs *driver.Observed) error {
 // then SIGKILL. Each is checked again just before each signal. A process
 // that both leaves the session and clears its environment is not found
 // (docs/security.md).
-func (d *Driver) stopEscaped(ctx context.Context, h *driver.Handle, grace time.Duration) error {
+func (d *Driver) stopEscaped(ctx context.Context, h *state.Instance, grace time.Duration) error {
 	if h == nil || h.LaunchID == "" {
 		return nil
 	}
@@ -111,7 +112,7 @@ func (d *Driver) stopEscaped(ctx context.Context, h *driver.Handle, grace time.D
 
 // escaped lists the live processes outside h's session whose environment
 // holds h's launch id.
-func (d *Driver) escaped(h *driver.Handle) []int {
+func (d *Driver) escaped(h *state.Instance) []int {
 	entries, err := os.ReadDir(string(d.proc))
 	if err != nil {
 		return nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/roofline/roofline/internal/driver"
+	"github.com/roofline/roofline/internal/state"
 )
 
 type sent struct {
@@ -45,16 +46,16 @@ func TestStopRefusesGroupsNotOurs(t *testing.T) {
 	own := syscall.Getpgrp()
 	for _, tc := range []struct {
 		name  string
-		h     driver.Handle
+		h     state.Instance
 		procs map[int][2]int // pid → group, session
 		want  string
 	}{
-		{"pgid 1", driver.Handle{PID: 4242, PGID: 1, StartTime: 100, BootID: "boot-1"}, map[int][2]int{4242: {1, 1}}, "1 or less"},
-		{"init", driver.Handle{PID: 1, PGID: 1, StartTime: 100, BootID: "boot-1"}, map[int][2]int{1: {1, 1}}, "1 or less"},
-		{"pgid 0", driver.Handle{PID: 4242, PGID: 0, StartTime: 100, BootID: "boot-1"}, map[int][2]int{4242: {0, 0}}, "no longer leads"},
-		{"roofline's group", driver.Handle{PID: 4243, PGID: own, StartTime: 100, BootID: "boot-1"}, map[int][2]int{4243: {own, own}}, "roofline's own"},
-		{"recorded group not the leader's", driver.Handle{PID: 4244, PGID: 4300, StartTime: 100, BootID: "boot-1"}, map[int][2]int{4244: {4300, 4300}, 4300: {4300, 4300}}, "not the process's own"},
-		{"left its session", driver.Handle{PID: 4245, PGID: 4245, StartTime: 100, BootID: "boot-1"}, map[int][2]int{4245: {5000, 5000}}, "no longer leads"},
+		{"pgid 1", state.Instance{PID: 4242, Group: 1, StartTime: 100, BootID: "boot-1"}, map[int][2]int{4242: {1, 1}}, "1 or less"},
+		{"init", state.Instance{PID: 1, Group: 1, StartTime: 100, BootID: "boot-1"}, map[int][2]int{1: {1, 1}}, "1 or less"},
+		{"pgid 0", state.Instance{PID: 4242, Group: 0, StartTime: 100, BootID: "boot-1"}, map[int][2]int{4242: {0, 0}}, "no longer leads"},
+		{"roofline's group", state.Instance{PID: 4243, Group: own, StartTime: 100, BootID: "boot-1"}, map[int][2]int{4243: {own, own}}, "roofline's own"},
+		{"recorded group not the leader's", state.Instance{PID: 4244, Group: 4300, StartTime: 100, BootID: "boot-1"}, map[int][2]int{4244: {4300, 4300}, 4300: {4300, 4300}}, "not the process's own"},
+		{"left its session", state.Instance{PID: 4245, Group: 4245, StartTime: 100, BootID: "boot-1"}, map[int][2]int{4245: {5000, 5000}}, "no longer leads"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls []sent
@@ -62,7 +63,7 @@ func TestStopRefusesGroupsNotOurs(t *testing.T) {
 			d.proc = fakeProc(t, tc.procs)
 			d.kill = func(pid int, sig syscall.Signal) error { calls = append(calls, sent{pid, sig}); return nil }
 			h := tc.h
-			err := d.Stop(context.Background(), &h, 10*time.Millisecond)
+			err := d.Stop(context.Background(), h, 10*time.Millisecond)
 			var re *RefusedError
 			if !errors.As(err, &re) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "Nothing was signalled") {
 				t.Fatalf("err = %v, want a refusal saying %q", err, tc.want)
@@ -82,8 +83,8 @@ func TestStopSignalsAGroupThatIsOurs(t *testing.T) {
 	d.proc = fakeProc(t, map[int][2]int{4246: {4246, 4246}, 4247: {4246, 4246}})
 	d.kill = func(pid int, sig syscall.Signal) error { calls = append(calls, sent{pid, sig}); return nil }
 	d.KillWait = 10 * time.Millisecond
-	h := driver.Handle{PID: 4246, PGID: 4246, StartTime: 100, BootID: "boot-1"}
-	err := d.Stop(context.Background(), &h, 10*time.Millisecond)
+	h := state.Instance{PID: 4246, Group: 4246, StartTime: 100, BootID: "boot-1"}
+	err := d.Stop(context.Background(), h, 10*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "still there") {
 		t.Fatalf("err = %v (the recorder kills nothing, so the processes stay)", err)
 	}

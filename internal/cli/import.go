@@ -1,0 +1,219 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/driver/process"
+	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/portcheck"
+	"github.com/roofline/roofline/internal/state"
+)
+
+func init() {
+	register(&Command{
+		Name:     "import",
+		Synopsis: "Take over a server that already runs",
+		Usage: `Usage: roofline [global options] import [options] ADDRESS ID
+
+  Records a vLLM or SGLang server that runs already (started by hand, by
+  systemd, by a script) as ADDRESS, without restarting it. ID finds it:
+  "pid:1234" or "port:8000". roofline reads its command line, environment
+  and start time from /proc and compares them with the server block:
+
+    roofline import server.qwen3 port:8000
+
+  When they match, the server is recorded and the next plan is empty. When
+  they differ, it is recorded all the same and each difference is listed:
+  the next plan replaces it. An import block in the configuration does the
+  same through plan and apply (docs/language.md).
+
+  A process in its shell's process group (not started with setsid) is
+  recorded, but roofline refuses to stop it later: signalling the group
+  could reach the shell. import says so.
+
+Options:
+  -generate-config-out=FILE
+                    Write a server block for the process to FILE (it must not
+                    exist), mapping its flags back to attributes, instead of
+                    importing. Review it, then run import again.
+  -inventory=FILE   A GPU snapshot file instead of NVML, as for plan.
+  -lock-timeout=DUR How long to wait for the state lock.
+` + varsUsage,
+		Run: runImport,
+	})
+}
+
+func runImport(m *Meta, args []string) int {
+	fs := newFlags("import")
+	var o planOptions
+	o.vars = varFlags(fs)
+	genOut := fs.String("generate-config-out", "", "")
+	fs.StringVar(&o.inventory, "inventory", "", "")
+	fs.DurationVar(&o.lockTimeout, "lock-timeout", 0, "")
+	if !parseFlags(m, fs, args) {
+		return ExitError
+	}
+	if fs.NArg() != 2 {
+		return usageError(m, "import", "expected ADDRESS and ID, such as: roofline import server.qwen3 port:8000")
+	}
+	name, err := config.ParseServerAddr(fs.Arg(0))
+	if err != nil {
+		return usageError(m, "import", err.Error())
+	}
+	id, err := config.ParseImportID(fs.Arg(1))
+	if err != nil {
+		return usageError(m, "import", err.Error())
+	}
+	if *genOut != "" {
+		return generateConfig(m, o, name, id, *genOut)
+	}
+	o.targets = []string{"server." + name}
+	o.addImport = &config.Import{To: name, ID: id}
+	p, b, st, unlock, ok := makePlan(m, &o, plan.ModeNormal, "import")
+	if !ok {
+		return ExitError
+	}
+	defer unlock()
+	if b.cfg.Servers[name] == nil {
+		fmt.Fprintf(m.Err, "Error: Import to a server not in the configuration\n\nThere is no server.%s. Declare it first; roofline import -generate-config-out=FILE %s %s writes one from the running process.\n", name, fs.Arg(0), id)
+		return ExitError
+	}
+	if st.Server(name) != nil {
+		fmt.Fprintf(m.Err, "Error: Resource already managed by roofline\n\nserver.%s is already in the state. To take over another process, roofline state rm it first.\n", name)
+		return ExitError
+	}
+	if p.HasErrors() {
+		printDiags(m, b.cfg, p.Diagnostics)
+		return ExitError
+	}
+	var c *plan.Change
+	for _, ch := range p.Changes {
+		if ch.Name == name && ch.Import != nil {
+			c = ch
+		}
+	}
+	if c == nil || c.Before == nil {
+		printDiags(m, b.cfg, p.Diagnostics)
+		fmt.Fprintf(m.Err, "Error: server.%s could not be imported (see above).\n", name)
+		return ExitError
+	}
+	st.Set(c.Before.Clone())
+	if err := b.states.Write(st); err != nil {
+		fmt.Fprintf(m.Err, "Error: %v. Nothing was imported.\n", err)
+		return ExitError
+	}
+	im := c.Import
+	up := ""
+	if im.Uptime != "" {
+		up = ", up " + im.Uptime
+	}
+	fmt.Fprintf(m.Out, "server.%s: imported pid %d (%s%s); it was not touched.\n", name, im.PID, id, up)
+	if len(im.Differences) == 0 {
+		fmt.Fprintln(m.Out, "It runs as the configuration says: the next plan has no changes for it.")
+	} else {
+		fmt.Fprintln(m.Out, "It differs from the configuration; the next plan replaces it (a restart) for:")
+		for _, d := range im.Differences {
+			fmt.Fprintf(m.Out, "  ~ %s\n", d)
+		}
+	}
+	if !im.OwnGroup {
+		fmt.Fprintf(m.Out, "Note: pid %d shares its process group with its shell: roofline will refuse to stop it (signalling the group could reach other processes). Stop it by hand when it must go, or restart it with setsid.\n", im.PID)
+	}
+	fmt.Fprintln(m.Out, m.colorize("\n[green][bold]Import successful![reset]"))
+	return ExitOK
+}
+
+// readImports reads the processes of the configuration's import blocks
+// whose server is not in the state yet.
+func readImports(cfg *config.Config, st *state.File) map[string]*plan.ImportedProcess {
+	out := map[string]*plan.ImportedProcess{}
+	d := process.New()
+	for _, im := range cfg.Imports {
+		if st.Server(im.To) != nil {
+			continue
+		}
+		out[im.To] = describeImport(d, im.ID)
+	}
+	return out
+}
+
+func describeImport(d *process.Driver, id config.ImportID) *plan.ImportedProcess {
+	ip := &plan.ImportedProcess{ID: id.String()}
+	pid := id.PID
+	if id.Port > 0 {
+		p, _, ok := portcheck.Owner(id.Port)
+		if !ok {
+			ip.Err = fmt.Errorf("nothing this user can see listens on port %d", id.Port)
+			return ip
+		}
+		pid = p
+	}
+	desc, err := d.Describe(pid)
+	if err != nil {
+		ip.Err = err
+		return ip
+	}
+	h := desc.Instance
+	ip.PID, ip.Group, ip.Session, ip.StartTime, ip.BootID = h.PID, h.Group, desc.Session, h.StartTime, h.BootID
+	ip.Cmdline, ip.Env, ip.Uptime, ip.OwnGroup = h.Cmdline, desc.Env, desc.Uptime, desc.OwnGroup
+	return ip
+}
+
+// generateConfig writes a server block for the process id to path.
+func generateConfig(m *Meta, o planOptions, name string, id config.ImportID, path string) int {
+	if !setVars(m, "import", *o.vars) {
+		return ExitError
+	}
+	if _, err := os.Lstat(path); err == nil {
+		fmt.Fprintf(m.Err, "Error: %s already exists; -generate-config-out writes a new file only.\n", path)
+		return ExitError
+	}
+	cfg, ok := loadConfig(m)
+	if !ok {
+		return ExitError
+	}
+	if cfg.Servers[name] != nil {
+		fmt.Fprintf(m.Err, "Error: server.%s is already declared; -generate-config-out writes a block for a server the configuration lacks.\n", name)
+		return ExitError
+	}
+	ip := describeImport(process.New(), id)
+	if ip.Err != nil {
+		fmt.Fprintf(m.Err, "Error: Cannot import: %v\n", ip.Err)
+		return ExitError
+	}
+	src, notes, err := config.GenerateServer(cfg, strings.SplitN(name, "[", 2)[0], ip.Cmdline, ip.Env)
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return ExitError
+	}
+	if err := writeNew(path, src); err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return ExitError
+	}
+	fmt.Fprintf(m.Out, "Wrote server.%s (pid %d) to %s.\n", name, ip.PID, path)
+	for _, n := range notes {
+		fmt.Fprintf(m.Out, "  Note: %s\n", n)
+	}
+	fmt.Fprintf(m.Out, "Review it, then import the process: roofline import %s %s\n", quoteAddr("server."+name), id)
+	return ExitOK
+}
+
+func writeNew(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	return errors.Join(err, f.Close())
+}
+
+func quoteAddr(a string) string {
+	if strings.ContainsAny(a, "[\"") {
+		return "'" + a + "'"
+	}
+	return a
+}

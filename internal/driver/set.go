@@ -1,0 +1,164 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/roofline/roofline/internal/state"
+)
+
+// Set is the drivers a roofline binary has, by name. cli fills it, one
+// line per driver; plan and apply reach a driver only through it, so a new
+// driver touches neither. A Set is a Driver itself: Start routes on
+// LaunchSpec.Driver, Read and Stop on Instance.Driver. Find has to be asked
+// of one driver (In): the processes of a container carry its launch id too,
+// and must be found as the container.
+type Set struct {
+	m map[string]Driver
+}
+
+var _ Driver = (*Set)(nil)
+
+// NewSet returns an empty set.
+func NewSet() *Set { return &Set{m: map[string]Driver{}} }
+
+// Register adds d under name, replacing an earlier one.
+func (s *Set) Register(name string, d Driver) *Set {
+	s.m[name] = d
+	return s
+}
+
+// Names returns the registered names, sorted.
+func (s *Set) Names() []string {
+	out := make([]string, 0, len(s.m))
+	for n := range s.m {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Has reports whether a driver of that name is registered.
+func (s *Set) Has(name string) bool { _, ok := s.m[name]; return ok }
+
+// In returns the named driver.
+func (s *Set) In(name string) (Driver, error) {
+	d, ok := s.m[name]
+	if !ok {
+		return nil, fmt.Errorf("no driver %q in this roofline (it has %s)", name, strings.Join(s.Names(), ", "))
+	}
+	return d, nil
+}
+
+// Start starts spec with the driver it names.
+func (s *Set) Start(ctx context.Context, spec LaunchSpec) (state.Instance, error) {
+	d, err := s.In(spec.Driver)
+	if err != nil {
+		return state.Instance{}, err
+	}
+	i, err := d.Start(ctx, spec)
+	if err == nil && i.Driver == "" {
+		i.Driver = spec.Driver
+	}
+	return i, err
+}
+
+// Read reads i with the driver that started it. An instance that records
+// nothing started is not alive, whatever its driver.
+func (s *Set) Read(ctx context.Context, i state.Instance) (*Observed, error) {
+	if !i.Running() {
+		return &Observed{Detail: "nothing was started"}, nil
+	}
+	d, err := s.In(i.Driver)
+	if err != nil {
+		return nil, err
+	}
+	return d.Read(ctx, i)
+}
+
+// Stop stops i with the driver that started it.
+func (s *Set) Stop(ctx context.Context, i state.Instance, grace time.Duration) error {
+	if !i.Running() {
+		return nil
+	}
+	d, err := s.In(i.Driver)
+	if err != nil {
+		return err
+	}
+	return d.Stop(ctx, i, grace)
+}
+
+// Find asks every driver, in name order; use In(name).Find when the driver
+// is known (see Set).
+func (s *Set) Find(ctx context.Context, launchID string) ([]state.Instance, error) {
+	var out []state.Instance
+	for _, n := range s.Names() {
+		is, err := s.m[n].Find(ctx, launchID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, is...)
+	}
+	return out, nil
+}
+
+// Lazy returns a Driver made by mk on first use, so that a host without,
+// say, a Docker daemon never dials it unless a server uses it. mk's error
+// is every call's error.
+func Lazy(mk func() (Driver, error)) Driver { return &lazy{mk: mk} }
+
+type lazy struct {
+	mk   func() (Driver, error)
+	once sync.Once
+	d    Driver
+	err  error
+}
+
+func (l *lazy) get() (Driver, error) {
+	l.once.Do(func() { l.d, l.err = l.mk() })
+	return l.d, l.err
+}
+
+func (l *lazy) Start(ctx context.Context, spec LaunchSpec) (state.Instance, error) {
+	d, err := l.get()
+	if err != nil {
+		return state.Instance{}, err
+	}
+	return d.Start(ctx, spec)
+}
+
+func (l *lazy) Read(ctx context.Context, i state.Instance) (*Observed, error) {
+	d, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	return d.Read(ctx, i)
+}
+
+func (l *lazy) Stop(ctx context.Context, i state.Instance, grace time.Duration) error {
+	d, err := l.get()
+	if err != nil {
+		return err
+	}
+	return d.Stop(ctx, i, grace)
+}
+
+func (l *lazy) Find(ctx context.Context, launchID string) ([]state.Instance, error) {
+	d, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	return d.Find(ctx, launchID)
+}
+
+// Unwrap returns the driver behind a Lazy one (making it), or d itself.
+func Unwrap(d Driver) (Driver, error) {
+	if l, ok := d.(*lazy); ok {
+		return l.get()
+	}
+	return d, nil
+}

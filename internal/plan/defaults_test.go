@@ -1,0 +1,98 @@
+package plan
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/roofline/roofline/internal/model"
+	"github.com/roofline/roofline/internal/vram"
+	"github.com/roofline/roofline/internal/vram/fromodel"
+)
+
+// An engine upgrade in place (vLLM 0.8.5 -> 0.16.0, the HCL sets neither
+// the batch limits nor the block size): plan lists the settings the new
+// version resolves differently, with their effect on the KV cache, and the
+// flag defaults that differ between the two --help lists. Settings the HCL
+// sets are not listed.
+func TestDefaultDriftOnEngineUpgrade(t *testing.T) {
+	server := func(engine string) string {
+		return strings.NewReplacer("engine.vllm_016", engine, "  gpu_memory_utilization = 0.9\n", "").Replace(qwenServer)
+	}
+	first := run(t, tc{hcl: server("engine.vllm_085")})
+	st, obs := stateFrom(first)
+	p := run(t, tc{hcl: server("engine.vllm_016"), prior: st, observed: obs})
+	c := wantAction(t, p, "qwen", DeleteThenCreate)
+	got := map[string]DefaultChange{}
+	for _, d := range c.Defaults {
+		got[d.Setting] = d
+	}
+	// Both versions resolve the same batch limits and utilization on an
+	// H100; vLLM 0.16.0's sampler warm-up peak is larger (docs/vram.md), so
+	// the KV cache shrinks.
+	for _, want := range []struct{ setting, before, after, source string }{
+		{"kv_cache_tokens", "392416", "365824", "engine rule"},
+		{"--seed", "None", "0", "flag default"},
+		{"--prefix-caching-hash-algo", "'builtin'", "'sha256'", "flag default"},
+	} {
+		d, ok := got[want.setting]
+		if !ok || d.Before != want.before || d.After != want.after || d.Source != want.source {
+			t.Errorf("%s: %+v, want %s -> %s (%s)", want.setting, d, want.before, want.after, want.source)
+		}
+	}
+	for _, same := range []string{"--load-format", "--config-format", "--hf-overrides", "--model", "max_num_seqs", "block_size"} {
+		if d, ok := got[same]; ok {
+			t.Errorf("%s is the same value in both versions (or set): %+v", same, d)
+		}
+	}
+	flags := 0
+	for _, d := range c.Defaults {
+		if d.Source == "flag default" {
+			flags++
+			if d.Setting == "--max-model-len" || d.Setting == "--tool-call-parser" {
+				t.Errorf("%s is set in the configuration and must not be listed: %+v", d.Setting, d)
+			}
+		}
+	}
+	if flags == 0 {
+		t.Error("no flag default differs between vLLM 0.8.5 and 0.16.0?")
+	}
+	golden(t, "engine-upgrade-defaults", p)
+
+	// The same version again: nothing listed.
+	p = run(t, tc{hcl: server("engine.vllm_085"), prior: st, observed: obs})
+	if c := wantAction(t, p, "qwen", NoOp); len(c.Defaults) != 0 {
+		t.Errorf("same version: %+v", c.Defaults)
+	}
+}
+
+// The engine rules across vLLM 0.21 (utilization default 0.92, CUDA graphs
+// deducted from the KV budget) and across the A100 batch-default rule.
+func TestRuleDrift(t *testing.T) {
+	info, err := model.Inspect(filepath.Join(models, "qwen3-8b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := fromodel.Spec(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := vram.Input{Engine: vram.VLLM, Model: spec, GPUMemoryBytes: 85018542080, GPUName: "NVIDIA H100 80GB HBM3", MaxModelLen: 32768}
+	got := map[string]DefaultChange{}
+	for _, d := range ruleDrift(in, "0.16.0", "0.21.0") {
+		got[d.Setting] = d
+	}
+	if d := got["gpu_memory_utilization"]; d.Before != "0.9" || d.After != "0.92" || !strings.Contains(d.Memory, "KV cache") {
+		t.Errorf("utilization: %+v", d)
+	}
+	if d := got["cuda_graphs"]; !strings.Contains(d.Before, "headroom") || !strings.Contains(d.After, "deducted from the KV budget") {
+		t.Errorf("graphs: %+v", d)
+	}
+	// Set in the configuration: not a default, not listed.
+	in.GPUMemoryUtilization = 0.85
+	for _, d := range ruleDrift(in, "0.16.0", "0.21.0") {
+		if d.Setting == "gpu_memory_utilization" {
+			t.Errorf("a set utilization is listed: %+v", d)
+		}
+	}
+}
