@@ -110,8 +110,71 @@ type Applier struct {
 	// Now is the clock.
 	Now func() time.Time
 
-	mu sync.Mutex
-	st *state.File
+	// Stopping, when closed, asks apply to stop the Terraform way: every
+	// server whose change has begun finishes it (a rollout in flight runs
+	// to its end, drain included); no other change starts. Cancelling ctx
+	// instead abandons the waits at once.
+	Stopping <-chan struct{}
+
+	mu      sync.Mutex
+	st      *state.File
+	outcome map[string]string // addr -> what happened, for Outcomes
+}
+
+// Outcome is what apply did to one server of the plan.
+type Outcome struct {
+	Addr string
+	// What: "done", "failed", "not started" (apply was asked to stop
+	// before it began), or "unchanged".
+	What string
+	// Status is the server's status in the state afterwards ("ready",
+	// "failed", ...; "" when it is not in the state), and PID its process.
+	Status string
+	PID    int
+}
+
+// Outcomes lists, per changed server, what apply did and what the state
+// records now: the summary after an interrupted apply.
+func (a *Applier) Outcomes(p *plan.Plan) []Outcome {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []Outcome
+	for _, c := range p.Changes {
+		if c.Action == plan.NoOp {
+			continue
+		}
+		o := Outcome{Addr: c.Addr, What: a.outcome[c.Addr]}
+		if o.What == "" {
+			o.What = "unchanged"
+		}
+		if s := a.st.Server(c.Name); s != nil {
+			o.Status, o.PID = s.Status, s.PID
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func (a *Applier) setOutcome(addr, what string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.outcome == nil {
+		a.outcome = map[string]string{}
+	}
+	a.outcome[addr] = what
+}
+
+// stopping reports whether apply was asked to start nothing new.
+func (a *Applier) stopping() bool {
+	if a.Stopping == nil {
+		return false
+	}
+	select {
+	case <-a.Stopping:
+		return true
+	default:
+		return false
+	}
 }
 
 func (a *Applier) now() time.Time {
@@ -152,13 +215,31 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 		}
 	}
 	sem := make(chan struct{}, a.Parallelism)
-	run := func(wg *sync.WaitGroup, f func()) {
+	begun := map[string]bool{}
+	var begunMu sync.Mutex
+	// run starts f for change c unless apply was asked to stop before c
+	// began; a change that began (the destroy of a destroy-then-create)
+	// always finishes.
+	run := func(wg *sync.WaitGroup, c *plan.Change, f func() error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			f()
+			begunMu.Lock()
+			if a.stopping() && !begun[c.Addr] {
+				begunMu.Unlock()
+				a.setOutcome(c.Addr, "not started")
+				return
+			}
+			begun[c.Addr] = true
+			begunMu.Unlock()
+			if err := f(); err != nil {
+				a.setOutcome(c.Addr, "failed")
+				addErr(err)
+				return
+			}
+			a.setOutcome(c.Addr, "done")
 		}()
 	}
 
@@ -194,7 +275,7 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 	var wg sync.WaitGroup
 	for _, c := range p.Changes {
 		if c.Action == plan.Delete || c.Action == plan.DeleteThenCreate {
-			run(&wg, func() { addErr(a.destroy(ctx, c)) })
+			run(&wg, c, func() error { return a.destroy(ctx, c) })
 		}
 	}
 	wg.Wait()
@@ -206,7 +287,7 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 	for _, c := range p.Changes {
 		switch c.Action {
 		case plan.Create, plan.DeleteThenCreate, plan.CreateThenDelete:
-			run(&wg, func() { addErr(a.create(ctx, c)) })
+			run(&wg, c, func() error { return a.create(ctx, c) })
 		case plan.Update:
 			addErr(a.update(func(st *state.File) {
 				if s := st.Server(c.Name); s != nil {

@@ -177,8 +177,11 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// Interrupts the Terraform way: the first finishes what is in flight
+	// and starts nothing new; the second exits at once.
+	ctx := context.Background()
+	stopping, interrupted, stopSignals := twoStageInterrupt(m)
+	defer stopSignals()
 	ui := &applyUI{m: m, started: map[string]time.Time{}, last: map[string]time.Duration{}}
 	ap := &apply.Applier{
 		State:          b.states,
@@ -188,6 +191,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		StateDir:       b.stateDir,
 		ProxyCommand:   []string{b.self, "proxy"},
 		Parallelism:    o.parallelism,
+		Stopping:       stopping,
 		Journal:        journalFor(b, func() *gpu.Snapshot { return p.Snapshot }),
 		JournalFailure: journalFailureFor(b, func() *gpu.Snapshot { return p.Snapshot }),
 		MoveJournal: func(from, to string) {
@@ -203,8 +207,12 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	}
 	fmt.Fprintln(m.Out)
 	_, err := ap.Apply(ctx, p, st)
-	if ctx.Err() != nil {
-		fmt.Fprintln(m.Err, "\nInterrupted: roofline stopped waiting. What was started keeps running and is recorded in the state; run roofline status to see it, roofline plan to continue.")
+	if interrupted() {
+		reportInterrupted(m, ap.Outcomes(p))
+		if err != nil {
+			reportApplyErrors(m, err)
+		}
+		return ExitError
 	}
 	add, change, del := p.Counts()
 	if err != nil {
@@ -473,3 +481,57 @@ func terminalWidth() int {
 
 // logPathOf is where a server's engine writes its log.
 func logPathOf(stateDir, name string) string { return filepath.Join(stateDir, "logs", name+".log") }
+
+// twoStageInterrupt handles SIGINT and SIGTERM during apply as Terraform
+// does: the first closes stopping (apply finishes the changes in flight and
+// starts no other), the second exits at once. interrupted reports whether a
+// first one came.
+func twoStageInterrupt(m *Meta) (stopping <-chan struct{}, interrupted func() bool, stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	soft := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		fmt.Fprintln(m.Err, "\nInterrupt received: roofline finishes the steps in flight (a rollout runs to its end, its drain included) and starts nothing new. Interrupt again to exit at once.")
+		close(soft)
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		fmt.Fprintln(m.Err, "\nSecond interrupt: roofline exits now. What it started keeps running and is recorded in the state (a process whose pid was not yet written is found by its launch id); run roofline plan to see where each server stands, roofline apply to continue.")
+		os.Exit(ExitError)
+	}()
+	return soft, func() bool {
+			select {
+			case <-soft:
+				return true
+			default:
+				return false
+			}
+		}, func() {
+			signal.Stop(sigs)
+			close(done)
+		}
+}
+
+// reportInterrupted prints what an interrupted apply left, per server.
+func reportInterrupted(m *Meta, outs []apply.Outcome) {
+	fmt.Fprint(m.Err, m.colorize("\n[yellow][bold]Apply interrupted.[reset] What each server was left as:\n"))
+	for _, o := range outs {
+		state := "not in the state"
+		if o.Status != "" {
+			state = "state: " + o.Status
+			if o.PID != 0 {
+				state += fmt.Sprintf(", pid %d", o.PID)
+			}
+		}
+		fmt.Fprintf(m.Err, "  %-28s %-12s %s\n", o.Addr, o.What, state)
+	}
+	fmt.Fprintln(m.Err, "Run roofline plan to see what is left to do, roofline apply to do it.")
+}

@@ -34,6 +34,7 @@ Options:
   -out=FILE             Where to write the snapshot ("-" for stdout).
   -inventory=FILE       GPU snapshot to use instead of NVML.
   -refresh-probes       Probe the engines again instead of using the cache.
+  -host=NAME            The host's name in review plans (default: hostname).
 ` + varsUsage,
 		Run: runSnapshot,
 	})
@@ -44,6 +45,7 @@ func runSnapshot(m *Meta, args []string) int {
 	out := fs.String("out", "", "")
 	inventory := fs.String("inventory", "", "")
 	reprobe := fs.Bool("refresh-probes", false, "")
+	hostName := fs.String("host", "", "")
 	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
@@ -55,6 +57,9 @@ func runSnapshot(m *Meta, args []string) int {
 		return ExitError
 	}
 	snap := b.takeSnapshot(context.Background(), b.cfg, st, *inventory, *reprobe)
+	if *hostName != "" {
+		snap.Host = *hostName
+	}
 	var buf bytes.Buffer
 	if err := snap.Write(&buf); err != nil {
 		fmt.Fprintf(m.Err, "Error: %v\n", err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -184,6 +185,9 @@ func TestInterruptedRolloutsNeverDropTraffic(t *testing.T) {
 			if !reached {
 				t.Fatalf("trial %d (%s): apply never reached the step:\n%s", trials, step.name, out)
 			}
+			if step.sig == syscall.SIGINT && (!strings.Contains(out, "Interrupt received") || !strings.Contains(out, "drained and stopped") || !strings.Contains(out, "Apply interrupted")) {
+				t.Fatalf("trial %d: after one SIGINT the drain in flight should finish, and apply say so:\n%s", trials, out)
+			}
 			// The state parses and plan works on what is there.
 			if p := e.run("plan"); p.code != 0 {
 				t.Fatalf("trial %d (%s): plan failed:\n%s", trials, step.name, p)
@@ -268,4 +272,93 @@ func TestDrainLimitCutsOnlyTheLongStream(t *testing.T) {
 		t.Fatalf("plan after apply still has changes:\n%s", p)
 	}
 	t.Logf("the long stream was cut at the drain limit; %d other requests, none failed", ok)
+}
+
+// TestInterruptTheTerraformWay: the first SIGINT lets the server being
+// created finish (gates included) and starts no other, with a summary per
+// server; a second SIGINT exits at once; the next apply converges.
+func TestInterruptTheTerraformWay(t *testing.T) {
+	cfg := strings.ReplaceAll(base, `"300ms"`, `"1s"`) + `
+server "a" {
+  engine        = engine.vllm
+  model         = model.qwen
+  gpus          = [0]
+  port          = @PORT_A@
+  max_model_len = 16384
+}
+
+server "b" {
+  engine        = engine.vllm
+  model         = model.qwen
+  gpus          = [1]
+  port          = @PORT_B@
+  max_model_len = 16384
+}
+`
+	e := newEnv(t, cfg)
+	start := func() (*exec.Cmd, *bufio.Scanner) {
+		cmd := exec.Command(bin, "-no-color", "apply", "-auto-approve", "-parallelism=1")
+		cmd.Dir = e.dir
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = cmd.Stdout
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, bufio.NewScanner(out)
+	}
+
+	// One SIGINT while the first server loads.
+	cmd, sc := start()
+	var text strings.Builder
+	for sc.Scan() {
+		text.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "Started pid") {
+			_ = cmd.Process.Signal(syscall.SIGINT)
+		}
+	}
+	err := cmd.Wait()
+	out := text.String()
+	if err == nil || !strings.Contains(out, "Interrupt received") || !strings.Contains(out, "Apply interrupted") {
+		t.Fatalf("the interrupted apply should say so and fail:\n%s", out)
+	}
+	if !strings.Contains(out, "Creation complete") || !regexp.MustCompile(`server\.\w\s+done\s+state: ready`).MatchString(out) ||
+		!regexp.MustCompile(`server\.\w\s+not started\s+not in the state`).MatchString(out) {
+		t.Fatalf("the server in flight should finish and the other not start:\n%s", out)
+	}
+	st := e.status()
+	if n := len(st); n != 1 {
+		t.Fatalf("want one server running after the interrupt, got %v", st)
+	}
+	for _, row := range st {
+		if row.Status != "ready" || !row.Running {
+			t.Fatalf("the server in flight should be ready: %+v", row)
+		}
+	}
+
+	// Two SIGINTs: roofline exits at once, and says so.
+	e.mustRun(0, "destroy", "-auto-approve")
+	cmd, sc = start()
+	text.Reset()
+	var sent time.Time
+	for sc.Scan() {
+		text.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "Started pid") && sent.IsZero() {
+			_ = cmd.Process.Signal(syscall.SIGINT)
+			time.Sleep(50 * time.Millisecond)
+			sent = time.Now()
+			_ = cmd.Process.Signal(syscall.SIGINT)
+		}
+	}
+	_ = cmd.Wait()
+	if el := time.Since(sent); el > 2*time.Second || !strings.Contains(text.String(), "Second interrupt: roofline exits now") {
+		t.Fatalf("a second interrupt should exit at once (took %s):\n%s", el, text.String())
+	}
+	e.mustRun(0, "apply", "-auto-approve", "-lock-timeout=30s")
+	if p := e.run("plan", "-detailed-exitcode"); p.code != 0 {
+		t.Fatalf("plan after apply still has changes:\n%s", p)
+	}
+	checkTracked(t, e, 0)
 }
