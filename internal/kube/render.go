@@ -346,6 +346,9 @@ func (r *Rendered) leaderWorkerSet(spec Spec, leader, worker *corev1.PodTemplate
 				// whole group restarts together.
 				RestartPolicy: lwsv1.RecreateGroupOnPodRestart,
 			},
+			// Workers start with the leader: the engines' rendezvous needs all
+			// ranks, so waiting for a Ready leader (LeaderReady) would deadlock.
+			StartupPolicy: lwsv1.LeaderCreatedStartupPolicy,
 			RolloutStrategy: lwsv1.RolloutStrategy{
 				Type: lwsv1.RollingUpdateStrategyType,
 				RollingUpdateConfiguration: &lwsv1.RollingUpdateConfiguration{

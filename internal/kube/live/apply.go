@@ -166,7 +166,9 @@ func (a *Applier) cleanup(ctx context.Context, sp *ServerPlan, objs ...*ObjectCh
 		}
 	}
 	a.say("%s: deleting the failed generation %s", sp.Addr, sp.Rendered.Workload.GetName())
-	if err := a.deleteObjects(context.WithoutCancel(ctx), del, false); err != nil {
+	// Waits until it is gone: its pods free their GPUs, and the next plan
+	// must not take a generation in deletion for the serving one.
+	if err := a.deleteObjects(context.WithoutCancel(ctx), del, true); err != nil {
 		a.say("%s: deleting the failed generation: %v (delete it with roofline destroy or kubectl)", sp.Addr, err)
 	}
 }

@@ -143,7 +143,7 @@ type rehearsalResolver struct {
 }
 
 func newRehearsal(t testing.TB, state rehearsal.State) *rehearsalResolver {
-	h := rehearsal.NewHandler(rehearsal.ServeOptions{ServedNames: []string{"qwen"}, MaxModelLen: 4096})
+	h := rehearsal.NewHandler(rehearsal.ServeOptions{ServedNames: []string{"qwen"}, MaxModelLen: 4096, Metrics: true})
 	h.SetState(state)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -189,6 +189,7 @@ func writeModel(t testing.TB) string {
 // drift, and destroy.
 func TestClusterE2E(t *testing.T) {
 	tc := cluster(t)
+	tc.requireControllers(t)
 	ctx := context.Background()
 	tc.addNodes(t, gpuNode{name: "gpu-a", gpus: 8, pool: "e2e", kwok: true}, gpuNode{name: "gpu-b", gpus: 8, pool: "e2e", kwok: true})
 	f := fixture{kubeconfig: tc.kubeconfig, ns: tc.namespace(t, "e2e"), pool: "e2e", root: writeModel(t), maxModelLen: 8192, replicas: 2, cbd: true}
@@ -208,7 +209,7 @@ func TestClusterE2E(t *testing.T) {
 	if want := []string{"create Deployment", "create Service", "create Service"}; !slices.Equal(kinds, want) {
 		t.Errorf("objects %v, want %v", kinds, want)
 	}
-	if !strings.Contains(sp.Objects[0].Diff, "+          nvidia.com/gpu: \"4\"") || !strings.Contains(sp.Objects[0].Diff, "+  replicas: 2") {
+	if !strings.Contains(sp.Objects[0].Diff, "nvidia.com/gpu: \"4\"") || !strings.Contains(sp.Objects[0].Diff, "+  replicas: 2") {
 		t.Errorf("the Deployment's planned YAML lacks its GPUs or replicas:\n%s", sp.Objects[0].Diff)
 	}
 	text := Human(p)
@@ -436,7 +437,7 @@ server "big_sglang" {
 			t.Fatalf("%s:\n%s", spec.Server.Name, Human(p))
 		}
 		// The dry run went through the CRD: its defaults are in the plan.
-		if !strings.Contains(w.Diff, "+  startupPolicy: LeaderCreated") {
+		if !strings.Contains(w.Diff, "+      partition: 0") {
 			t.Errorf("%s: the dry run's CRD defaults are missing:\n%s", spec.Server.Name, w.Diff)
 		}
 		flags := map[string][]string{
@@ -463,6 +464,7 @@ func TestKubectlDiffAgrees(t *testing.T) {
 		t.Skip("kubectl is not installed")
 	}
 	tc := cluster(t)
+	tc.requireControllers(t)
 	ctx := context.Background()
 	tc.addNodes(t, gpuNode{name: "diff-a", gpus: 8, pool: "diff", kwok: true})
 	f := fixture{kubeconfig: tc.kubeconfig, ns: tc.namespace(t, "kubectl-diff"), pool: "diff", root: writeModel(t), maxModelLen: 8192, replicas: 1}

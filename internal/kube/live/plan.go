@@ -148,6 +148,9 @@ func (c *Client) listLive(ctx context.Context, lws bool) (map[string]*liveServer
 		}
 		for i := range list.Items {
 			obj := &list.Items[i]
+			if obj.GetDeletionTimestamp() != nil {
+				continue // going away; its pods still count in the preflight
+			}
 			ls := get(obj.GetLabels()[kube.LabelServer])
 			if a := obj.GetAnnotations()[kube.AnnotationAddr]; a != "" {
 				ls.addr = a
@@ -320,6 +323,7 @@ func (c *Client) planServer(ctx context.Context, p *Plan, spec kube.Spec, r *kub
 	case changed:
 		sp.Action = Update
 		if len(old) > 0 {
+			sp.Old = ls.workloads[old[len(old)-1]].GetName()
 			sp.Reason = "an interrupted rollout left older generations"
 		} else {
 			sp.Reason = "changed in place"

@@ -178,7 +178,7 @@ func (pf *Preflight) check(ctx context.Context, c *Client, p *Plan, specs []kube
 		pods := pf.newPods(sp)
 		if len(eligibleNodes) == 0 {
 			p.errorf(&rng, "No GPU nodes",
-				"Cluster %q has no Ready, schedulable node with %s allocatable that matches the node selector and whose taints the tolerations allow. Is the NVIDIA device plugin (or GPU Operator) running?", c.Cluster, cl.GPUResource)
+				"Cluster %q has no Ready, schedulable node with %s allocatable that matches the node selector and whose taints the tolerations allow (%d node(s) have %s at all). Is the NVIDIA device plugin (or GPU Operator) running?", c.Cluster, cl.GPUResource, len(nodes), cl.GPUResource)
 			continue
 		}
 		pf.vramFit(p, spec, r, eligibleNodes)
