@@ -49,6 +49,10 @@ type Outcome struct {
 	// Skipped says why nothing was done (another roofline fixed it, the
 	// configuration changed since the last apply, ...); not a failure.
 	Skipped string
+	// Lasting: the reason for the skip stays until someone runs apply (a
+	// changed configuration), so the agent asks again only after its
+	// backoff instead of every tick.
+	Lasting bool
 	// Err is a failed restart, with the classifier's verdict.
 	Err          error
 	Class, Cause string
@@ -440,6 +444,10 @@ func (a *Agent) restart(ctx context.Context, reqs []Request) {
 		default:
 			if o.Skipped != "" {
 				a.logf("server.%s: not restarted: %s", o.Name, o.Skipped)
+			}
+			if o.Lasting {
+				t.lastAction = "skipped: " + o.Skipped
+				a.schedule(set, t, now)
 			}
 		}
 	}

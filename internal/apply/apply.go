@@ -53,6 +53,12 @@ type Hooks interface {
 	End(addr, verb string, elapsed time.Duration, detail string)
 }
 
+// GateReporter is implemented by Hooks that report each new instance's
+// gate results as they come (apply -json's gate_result messages).
+type GateReporter interface {
+	GateResult(addr string, res *state.GateResult, err error)
+}
+
 // Noter is implemented by Hooks that show the steps of a rollout (started,
 // gates passed, switched, draining, old instance stopped) as they happen.
 type Noter interface {
@@ -243,6 +249,8 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 		}()
 	}
 
+	// First record what an interrupted run started but never recorded.
+	addErr(a.adopt(ctx))
 	// A rollout interrupted earlier left a deposed instance: put the state
 	// back to the instance that serves before doing anything else.
 	addErr(a.recoverDeposed(ctx, p))
@@ -331,7 +339,7 @@ func (a *Applier) move(c *plan.Change) error {
 func (a *Applier) refreshOnly(ctx context.Context, p *plan.Plan) error {
 	var gone []string
 	for _, d := range p.Drift {
-		name := d.Addr[len("server."):]
+		name := state.ServerName(d.Addr)
 		a.mu.Lock()
 		s := a.st.Server(name)
 		a.mu.Unlock()
@@ -366,6 +374,26 @@ func ProxyTargetFile(stateDir, name string) string {
 
 func proxyStatusFile(stateDir, name string) string {
 	return filepath.Join(stateDir, "proxy", name+".status.json")
+}
+
+// statusOf is the status file proxy p writes: the -status-file of its
+// command line (a proxy started for a port move has its own), else the
+// server's default.
+func statusOf(p *state.Instance, stateDir, name string) string {
+	if p != nil {
+		for i, a := range p.Cmdline {
+			if a == "-status-file" && i+1 < len(p.Cmdline) {
+				return p.Cmdline[i+1]
+			}
+		}
+	}
+	return proxyStatusFile(stateDir, name)
+}
+
+// moving reports whether a rollout from old to d moves the public endpoint:
+// a new proxy listens on the new address, the old one drains and stops.
+func moving(old *state.Server, d *plan.Desired) bool {
+	return old != nil && old.Proxy != nil && d.Proxy && (old.Port != d.Port || old.Host != d.Host)
 }
 
 // ProxyPort is the backend port the proxy of server name forwards to, read
@@ -428,7 +456,7 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 		switch plan.RecoveryOf(s, ProxyPort(a.StateDir, name), newAlive) {
 		case plan.RecoverForward:
 			if s.Proxy != nil && a.alive(ctx, *s.Proxy) {
-				if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), proxyStatusFile(a.StateDir, name), targetLine(s.BackendPort, s.Engine), 10*time.Second); err != nil {
+				if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), statusOf(s.Proxy, a.StateDir, name), targetLine(s.BackendPort, s.Engine), 10*time.Second); err != nil {
 					errs = errors.Join(errs, &ServerError{Addr: addr, Phase: "proxy", Err: fmt.Errorf("finishing the interrupted rollout: %w; both instances are left running", err)})
 					continue
 				}
@@ -444,24 +472,30 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 				errs = errors.Join(errs, err)
 				continue
 			}
-			if _, err := a.retire(ctx, addr, name, s.Deposed, s.BackendPort, drainLimit(p, name)); err != nil {
+			if _, err := a.retire(ctx, addr, name, s.Deposed, s.Proxy, s.BackendPort, drainLimit(p, name)); err != nil {
 				errs = errors.Join(errs, err)
 			}
 		case plan.RecoverBack:
 			old := s.Deposed
-			if s.Proxy != nil && old.BackendPort != 0 && ProxyPort(a.StateDir, name) != old.BackendPort {
-				if !a.alive(ctx, *s.Proxy) {
+			// The proxy that serves the old instance: its own when the
+			// rollout moved the endpoint, else the shared one.
+			oldProxy := s.Proxy
+			if old.Proxy != nil {
+				oldProxy = old.Proxy
+			}
+			if oldProxy != nil && old.BackendPort != 0 && ProxyPort(a.StateDir, name) != old.BackendPort {
+				if !a.alive(ctx, *oldProxy) {
 					// The next proxy starts from the target file.
 					_ = proxy.WriteTarget(ProxyTargetFile(a.StateDir, name), targetLine(old.BackendPort, old.Engine))
-				} else if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), proxyStatusFile(a.StateDir, name), targetLine(old.BackendPort, old.Engine), 10*time.Second); err != nil {
+				} else if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), statusOf(oldProxy, a.StateDir, name), targetLine(old.BackendPort, old.Engine), 10*time.Second); err != nil {
 					errs = errors.Join(errs, &ServerError{Addr: addr, Phase: "proxy", Err: fmt.Errorf("pointing the proxy back at the old instance: %w; both instances are left running", err)})
 					continue
 				}
 			}
 			if hasProc(s) {
-				if s.Proxy != nil && old.BackendPort != 0 {
+				if oldProxy != nil && old.BackendPort != 0 {
 					// Requests the new instance took while the proxy pointed at it.
-					_, _ = proxy.Drain(ctx, proxyStatusFile(a.StateDir, name), backendAddr(old.BackendPort), drainLimit(p, name), nil)
+					_, _ = proxy.Drain(ctx, statusOf(oldProxy, a.StateDir, name), backendAddr(old.BackendPort), drainLimit(p, name), nil)
 				}
 				if err := a.Drivers.Stop(ctx, s.Instance, a.StopGrace); err != nil {
 					errs = errors.Join(errs, err)
@@ -469,7 +503,12 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 				}
 			}
 			a.note(addr, "Rolled back an interrupted rollout: the old instance (pid %d) serves; the new one (pid %d) stopped", old.PID, s.PID)
-			old.Proxy = s.Proxy
+			if old.Proxy != nil && s.Proxy != nil {
+				// The endpoint move is undone: the new proxy goes.
+				_ = a.Drivers.Stop(ctx, *s.Proxy, 5*time.Second)
+			} else {
+				old.Proxy = s.Proxy
+			}
 			errs = errors.Join(errs, a.update(func(st *state.File) { st.Set(old) }))
 		}
 	}
@@ -481,12 +520,18 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 // instance stops and the requests it still streams are cut, and counted.
 // Interrupted, it leaves the old instance running and recorded as deposed;
 // the next apply finishes the drain.
-func (a *Applier) retire(ctx context.Context, addr, name string, old *state.Server, newBackend int, limit time.Duration) (cut int64, err error) {
+func (a *Applier) retire(ctx context.Context, addr, name string, old *state.Server, current *state.Instance, newBackend int, limit time.Duration) (cut int64, err error) {
+	// The old instance's requests flow through its own proxy when the
+	// rollout moved the endpoint, else through the server's.
+	via := current
+	if old.Proxy != nil {
+		via = old.Proxy
+	}
 	if limit <= 0 {
 		limit = plan.DefaultDrainTimeout
 	}
 	start := a.now()
-	left, err := proxy.Drain(ctx, proxyStatusFile(a.StateDir, name), backendAddr(newBackend), limit, func(n int64, el time.Duration) {
+	left, err := proxy.Drain(ctx, statusOf(via, a.StateDir, name), backendAddr(newBackend), limit, func(n int64, el time.Duration) {
 		a.note(addr, "Draining %d request(s) of the old instance (pid %d)... [%s elapsed, limit %s]", n, old.PID, el.Round(time.Second), limit)
 	})
 	if ctx.Err() != nil {
@@ -499,6 +544,14 @@ func (a *Applier) retire(ctx context.Context, addr, name string, old *state.Serv
 	}
 	if err := a.Drivers.Stop(ctx, old.Instance, a.StopGrace); err != nil {
 		return 0, &ServerError{Addr: addr, Phase: "stop", Err: fmt.Errorf("the new instance serves, but the old one (pid %d) did not stop: %w", old.PID, err)}
+	}
+	if old.Proxy != nil {
+		// The old endpoint's proxy: it lets what it still streams finish
+		// (up to 30 s) before it exits.
+		if err := a.Drivers.Stop(ctx, *old.Proxy, 35*time.Second); err != nil {
+			return 0, &ServerError{Addr: addr, Phase: "stop", Err: fmt.Errorf("the new instance serves, but the proxy of the old endpoint (pid %d) did not stop: %w", old.Proxy.PID, err)}
+		}
+		a.note(addr, "The old endpoint's proxy on port %d stopped", old.Port)
 	}
 	if left > 0 {
 		a.note(addr, "Drain limit (%s) reached: the old instance (pid %d) stopped, cutting %d request(s) still streaming", limit, old.PID, left)
@@ -721,12 +774,19 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 			_ = a.Drivers.Stop(ctx, old.Instance, a.StopGrace)
 		}
 	}
+	move := cbd && moving(old, d)
 	if cbd {
 		// The old instance is deposed, not forgotten: a killed apply finds
 		// it in the state and recovers.
 		dep := old.Clone()
 		dep.Proxy = nil
 		dep.Deposed = nil
+		if move {
+			// A new proxy takes the new address; the old one stays with
+			// the old instance until it has drained.
+			dep.Proxy = old.Proxy
+			rec.Proxy = nil
+		}
 		rec.Deposed = dep
 	}
 	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
@@ -786,6 +846,9 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 
 	a.note(c.Addr, "Ready; running the gates")
 	res, gerr := a.Gates.Check(ctx, t, d.Gate)
+	if r, ok := a.Hooks.(GateReporter); ok {
+		r.GateResult(c.Addr, res, gerr)
+	}
 	rec.Gate = res
 	if res != nil {
 		for _, l := range res.Summary {
@@ -817,7 +880,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	}
 	var cut int64
 	if cbd {
-		n, err := a.retire(ctx, c.Addr, d.Name, rec.Deposed, enginePort, d.DrainTimeout)
+		n, err := a.retire(ctx, c.Addr, d.Name, rec.Deposed, rec.Proxy, enginePort, d.DrainTimeout)
 		if err != nil {
 			return err
 		}
@@ -852,7 +915,12 @@ func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.De
 		return err
 	}
 	targetFile := ProxyTargetFile(a.StateDir, d.Name)
-	statusFile := proxyStatusFile(a.StateDir, d.Name)
+	statusFile := statusOf(rec.Proxy, a.StateDir, d.Name)
+	if rec.Proxy == nil && rec.Deposed != nil && rec.Deposed.Proxy != nil {
+		// A port move: the old endpoint's proxy runs on and writes the
+		// default status file; the new one writes its own.
+		statusFile = filepath.Join(dir, fmt.Sprintf("%s.%d.status.json", d.Name, d.Port))
+	}
 	keyFile := filepath.Join(dir, d.Name+".key")
 	// SGLang takes a key only on its command line: the proxy enforces it,
 	// from a 0600 file it re-reads. The file is in place before the switch.
@@ -911,14 +979,18 @@ func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.De
 // fail stops what this apply started for the server, restores the old
 // instance of a rollout, classifies the log and returns the explained error.
 func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Server, cbd bool, phase string, cause error, proc *state.Instance) error {
-	if cbd && rec.Proxy != nil && old.BackendPort != 0 && ProxyPort(a.StateDir, rec.Name) != old.BackendPort {
+	oldProxy := rec.Proxy
+	if cbd && old.Proxy != nil && moving(old, c.After) {
+		oldProxy = old.Proxy
+	}
+	if cbd && oldProxy != nil && old.BackendPort != 0 && ProxyPort(a.StateDir, rec.Name) != old.BackendPort {
 		// The proxy points at the new instance (or is not known to point at
 		// the old one): point it back at the old one before stopping the new.
 		// This must finish even when apply is interrupted.
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-		err := proxy.Point(bctx, ProxyTargetFile(a.StateDir, rec.Name), proxyStatusFile(a.StateDir, rec.Name), targetLine(old.BackendPort, old.Engine), 10*time.Second)
+		err := proxy.Point(bctx, ProxyTargetFile(a.StateDir, rec.Name), statusOf(oldProxy, a.StateDir, rec.Name), targetLine(old.BackendPort, old.Engine), 10*time.Second)
 		if err == nil {
-			_, _ = proxy.Drain(bctx, proxyStatusFile(a.StateDir, rec.Name), backendAddr(old.BackendPort), 5*time.Second, nil)
+			_, _ = proxy.Drain(bctx, statusOf(oldProxy, a.StateDir, rec.Name), backendAddr(old.BackendPort), 5*time.Second, nil)
 		}
 		cancel()
 		if err != nil {
@@ -930,13 +1002,17 @@ func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Serv
 	if proc != nil {
 		_ = a.Drivers.Stop(ctx, *proc, a.StopGrace)
 	}
+	if cbd && oldProxy != rec.Proxy && rec.Proxy != nil {
+		// A port move failed: the new endpoint's proxy goes too.
+		_ = a.Drivers.Stop(ctx, *rec.Proxy, 5*time.Second)
+	}
 	tail := readTail(rec.LogPath, 4<<20)
 	diag := logdiag.Classify(tail)
 	se := &ServerError{Addr: c.Addr, Phase: phase, Err: cause, Diagnosis: &diag, LogTail: engineLines(tail, 15), KeptOld: cbd}
 	_ = a.update(func(st *state.File) {
 		if cbd {
 			restored := old.Clone()
-			restored.Proxy = rec.Proxy
+			restored.Proxy = oldProxy
 			st.Set(restored)
 			return
 		}

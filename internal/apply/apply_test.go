@@ -334,3 +334,31 @@ func TestWithPort(t *testing.T) {
 		}
 	}
 }
+
+// TestAdoptFirst: an instance started with a recorded launch id whose
+// identity never reached the state is recorded before anything else, then
+// replaced as the plan says: never left running untracked.
+func TestAdoptFirst(t *testing.T) {
+	d := newFakeDriver()
+	a, rec := newApplier(t, d, &fakeGates{})
+	lost, _ := d.Start(context.Background(), driver.LaunchSpec{Driver: state.DriverProcess, Name: "a", LaunchID: "L1"})
+	prior := state.NewFile()
+	prior.Set(&state.Server{Name: "a", Status: state.StatusStarting, Port: 8001, GPUs: []int{0},
+		Instance: state.Instance{Driver: state.DriverProcess, LaunchID: "L1", LogPath: "/logs/a.log"}})
+	p := &plan.Plan{Changes: []*plan.Change{{Addr: "server.a", Name: "a", Action: plan.DeleteThenCreate,
+		Before: prior.Server("a"), After: desired("a", "ma", 8001)}}}
+	st, err := a.Apply(context.Background(), p, prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := rec.writes[0].Server("a")
+	if first == nil || first.PID != lost.PID || first.ID != lost.ID || first.LogPath != "/logs/a.log" {
+		t.Fatalf("first write = %+v; want the found instance (pid %d) recorded, keeping the state's log path", first, lost.PID)
+	}
+	if d.alive[lost.PID] {
+		t.Errorf("the found instance still runs after its replacement: %v", d.log())
+	}
+	if s := st.Server("a"); s == nil || s.PID == lost.PID || s.Status != state.StatusReady {
+		t.Errorf("server a = %+v; want a new, ready instance", s)
+	}
+}

@@ -3,6 +3,7 @@ package apply
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"math"
 	"net/http"
@@ -50,9 +51,63 @@ func (a *Applier) recordCalibration(ctx context.Context, addr string, d *plan.De
 	if t.Engine == "vllm" {
 		cal.CacheConfigBlocks, cal.CacheConfigTokens = cacheConfigInfo(ctx, t.BaseURL)
 	}
+	if d.AutoMaxModelLen > 0 {
+		// max_model_len = "auto": what the engine picked is in /v1/models.
+		cal.PredictedMaxModelLen = d.AutoMaxModelLen
+		cal.PickedMaxModelLen = servedMaxModelLen(ctx, t)
+		if prev, err := state.ReadCalibrations(a.StateDir); err == nil {
+			if p := prev.Exact(c.Key); p != nil && p.PickedMaxModelLen > 0 {
+				cal.PreviousPickedMaxModelLen = p.PickedMaxModelLen
+			}
+		}
+		switch {
+		case cal.PickedMaxModelLen == 0:
+			a.note(addr, "max_model_len = \"auto\": /v1/models did not say which context the engine picked")
+		case cal.PreviousPickedMaxModelLen > 0 && cal.PreviousPickedMaxModelLen != cal.PickedMaxModelLen:
+			a.note(addr, "Drift: max_model_len = \"auto\" picked %d tokens; the previous start with the same settings picked %d", cal.PickedMaxModelLen, cal.PreviousPickedMaxModelLen)
+		case cal.PickedMaxModelLen != cal.PredictedMaxModelLen:
+			a.note(addr, "max_model_len = \"auto\" picked %d tokens; plan predicted %d (recorded: the next plan uses it)", cal.PickedMaxModelLen, cal.PredictedMaxModelLen)
+		}
+	}
 	if err := state.RecordCalibration(a.StateDir, cal); err != nil {
 		a.note(addr, "Could not record the start's memory figures (the next plan stays %s): %v", c.Status, err)
 	}
+}
+
+// servedMaxModelLen reads max_model_len from /v1/models (0 when missing).
+func servedMaxModelLen(ctx context.Context, t Target) int {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(t.BaseURL, "/")+"/v1/models", nil)
+	if err != nil {
+		return 0
+	}
+	if t.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+t.APIKey)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Data []struct {
+			ID          string `json:"id"`
+			MaxModelLen int    `json:"max_model_len"`
+		} `json:"data"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list) != nil {
+		return 0
+	}
+	for _, m := range list.Data {
+		if m.ID == t.Model || t.Model == "" {
+			return m.MaxModelLen
+		}
+	}
+	if len(list.Data) > 0 {
+		return list.Data[0].MaxModelLen
+	}
+	return 0
 }
 
 var (

@@ -28,13 +28,46 @@ func newObserver(drivers *driver.Set, stateDir string) *observer {
 }
 
 func (o *observer) Observe(ctx context.Context, s *state.Server) *plan.Observation {
+	inst := s.Instance
+	var found *state.Instance
 	if !s.Running() {
 		if s.Status == state.StatusFailed {
 			return &plan.Observation{Alive: false, Detail: "its last start failed; nothing runs"}
 		}
-		return &plan.Observation{Alive: false, Detail: "no process was recorded"}
+		if found = o.find(ctx, s.Instance); found == nil {
+			return &plan.Observation{Alive: false, Detail: "no process was recorded"}
+		}
+		inst = *found
 	}
-	obs, err := o.drivers.Read(ctx, s.Instance)
+	res := o.observe(ctx, s, inst)
+	res.Found = found
+	return res
+}
+
+// find looks for an instance started with the recorded launch id whose
+// identity never reached the state; nil when there is none. Only the
+// server's own driver is asked: a container's processes carry the launch
+// id too, and must be found as the container.
+func (o *observer) find(ctx context.Context, rec state.Instance) *state.Instance {
+	if rec.LaunchID == "" {
+		return nil
+	}
+	d, err := o.drivers.In(rec.Driver)
+	if err != nil {
+		return nil
+	}
+	found, err := d.Find(ctx, rec.LaunchID)
+	if err != nil || len(found) == 0 {
+		return nil
+	}
+	if found[0].LogPath == "" {
+		found[0].LogPath = rec.LogPath
+	}
+	return &found[0]
+}
+
+func (o *observer) observe(ctx context.Context, s *state.Server, inst state.Instance) *plan.Observation {
+	obs, err := o.drivers.Read(ctx, inst)
 	if err != nil {
 		return &plan.Observation{Alive: true, Detail: "could not be observed: " + err.Error()}
 	}
@@ -50,7 +83,7 @@ func (o *observer) Observe(ctx context.Context, s *state.Server) *plan.Observati
 		}
 		return &plan.Observation{Alive: false, Detail: detail, GPUPids: obs.PIDs}
 	}
-	return o.serving(ctx, s, s.Describe(), obs.PIDs)
+	return o.serving(ctx, s, inst.Describe(), obs.PIDs)
 }
 
 // serving completes the observation of a server whose engine runs (who

@@ -164,11 +164,8 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	if err != nil {
 		return failAll(err, "")
 	}
-	if adopted, err := adopt(ctx, r.b, st); err != nil {
-		return failAll(fmt.Errorf("recording adopted processes: %w", err), "")
-	} else if len(adopted) > 0 {
-		r.logf("found processes an interrupted run had started and recorded them: %s", strings.Join(adopted, ", "))
-	}
+	// Instances an interrupted run started but never recorded are
+	// recorded by apply, first thing.
 	cfg, diags := config.LoadDirInputs(".", r.m.inputs())
 	if diags.HasErrors() {
 		return failAll(fmt.Errorf("the configuration does not load: %s", diags.Error()), "config")
@@ -187,7 +184,7 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 		case q.Status == state.StatusStarting && s.Status != state.StatusStarting:
 			outs[i].Skipped = "the apply that was starting it has finished"
 		case cfg.Servers[q.Name] == nil:
-			outs[i].Skipped = "it is no longer in the configuration: roofline apply removes it"
+			outs[i].Skipped, outs[i].Lasting = "it is no longer in the configuration: roofline apply removes it", true
 		default:
 			targets = append(targets, q.Name)
 			if q.Replace {
@@ -221,9 +218,9 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 		case c.Action == plan.NoOp || c.Action == plan.Update:
 			outs[i].Skipped = "nothing to do: it serves again"
 		case c.Before == nil || c.After == nil || c.Action == plan.Delete:
-			outs[i].Skipped = "the plan would " + strings.Join(c.Action.JSON(), " and ") + " it: left to roofline apply"
+			outs[i].Skipped, outs[i].Lasting = "the plan would "+strings.Join(c.Action.JSON(), " and ")+" it: left to roofline apply", true
 		case c.Before.ConfigHash != c.After.ConfigHash:
-			outs[i].Skipped = "its configuration changed since the last apply (" + c.Reason + "): the agent restarts only what was applied; run roofline apply"
+			outs[i].Skipped, outs[i].Lasting = "its configuration changed since the last apply ("+c.Reason+"): the agent restarts only what was applied; run roofline apply", true
 		default:
 			keep = append(keep, c)
 		}

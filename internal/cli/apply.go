@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-multierror"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/apply"
+	"github.com/roofline/roofline/internal/diagfmt"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/plan"
@@ -47,6 +48,9 @@ func init() {
 
 Options:
   -auto-approve         Do not ask for confirmation.
+  -json                 Stream one-line JSON messages (docs/json.md): the plan,
+                        each server's progress, gate results, the summary.
+                        Needs -auto-approve or a plan file.
   -parallelism=N        Start or stop at most N servers at once (default 10).
   -target=server.NAME   Apply only this server (repeatable).
   -replace=server.NAME  Replace this server even if unchanged (repeatable).
@@ -120,6 +124,17 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		unlock func()
 		ok     bool
 	)
+	var stream *views.Stream
+	if o.json {
+		stream = views.NewStream(m.Out)
+		if fs.NArg() == 0 && !o.autoApprove {
+			// As Terraform: a machine cannot answer the prompt.
+			stream.Version()
+			stream.Diagnostics([]diagfmt.Diag{{Severity: "error", Summary: "Plan file or auto-approve required",
+				Detail: name + " -json needs -auto-approve or a saved plan file (roofline plan -out=FILE): it cannot ask for approval."}})
+			return ExitError
+		}
+	}
 	if fs.NArg() == 0 && !o.autoApprove && (m.NoInput || !m.InTerminal) {
 		// Terraform's -input=false: approval cannot be asked, so fail
 		// before anything is planned or printed.
@@ -142,7 +157,10 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		m.diagSink = &loadDiags
 		p, b, st, unlock, ok = makePlan(m, &o, mode, name)
 		m.diagSink = nil
-		if !ok {
+		if !ok && stream != nil {
+			stream.Version()
+			stream.Diagnostics(diagfmt.JSON(m.diagFiles, loadDiags))
+		} else if !ok {
 			printDiagsSplit(m, m.diagFiles, loadDiags)
 		}
 	}
@@ -152,7 +170,12 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	defer unlock()
 
 	j := p.ToJSON()
-	if fs.NArg() == 0 {
+	if stream != nil {
+		views.ApplyPlan(stream, j)
+		if p.HasErrors() {
+			return ExitError
+		}
+	} else if fs.NArg() == 0 {
 		errs, warns := views.Split(p.Diagnostics)
 		views.WriteDiagnostics(m.Err, p.Files, errs, m.Color)
 		if !p.HasErrors() {
@@ -168,7 +191,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	// the host's servers. A saved plan file holds the host's servers only.
 	var clusters []*clusterRun
 	clusterChanges := false
-	if fs.NArg() == 0 && p.Mode != plan.ModeRefreshOnly {
+	if fs.NArg() == 0 && p.Mode != plan.ModeRefreshOnly && stream == nil { // -json streams cover the host
 		var cok bool
 		clusters, cok = planClusters(m, b.full, destroy)
 		if !cok {
@@ -180,7 +203,9 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		}
 	}
 	if !p.HasChanges() && !clusterChanges && !(p.Mode == plan.ModeRefreshOnly && len(p.Drift) > 0) {
-		if fs.NArg() == 1 {
+		if stream != nil {
+			views.ApplySummary(stream, 0, 0, 0, destroy)
+		} else if fs.NArg() == 1 {
 			fmt.Fprintln(m.Out, "The saved plan has no changes.")
 		}
 		return ExitOK
@@ -197,7 +222,10 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	ctx := context.Background()
 	stopping, interrupted, stopSignals := twoStageInterrupt(m)
 	defer stopSignals()
-	ui := &applyUI{m: m, started: map[string]time.Time{}, last: map[string]time.Duration{}}
+	var ui apply.Hooks = &applyUI{m: m, started: map[string]time.Time{}, last: map[string]time.Duration{}}
+	if stream != nil {
+		ui = views.NewApplyHooks(stream, j)
+	}
 	ap := &apply.Applier{
 		State:          b.states,
 		Drivers:        b.drivers,
@@ -220,7 +248,9 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		fmt.Fprintf(m.Err, "\nError: %v\n", err)
 		return ExitError
 	}
-	fmt.Fprintln(m.Out)
+	if stream == nil {
+		fmt.Fprintln(m.Out)
+	}
 	_, err := ap.Apply(ctx, p, st)
 	if interrupted() {
 		reportInterrupted(m, ap.Outcomes(p))
@@ -230,6 +260,14 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		return ExitError
 	}
 	add, change, del := p.Counts()
+	if stream != nil {
+		if err != nil {
+			stream.Diagnostics(applyErrorDiags(err))
+			return ExitError
+		}
+		views.ApplySummary(stream, add, change, del, destroy)
+		return ExitOK
+	}
 	if err != nil {
 		reportApplyErrors(m, err)
 		fmt.Fprint(m.Err, m.colorize("\n[red][bold]Apply failed.[reset] "))
@@ -555,4 +593,36 @@ func reportInterrupted(m *Meta, outs []apply.Outcome) {
 		fmt.Fprintf(m.Err, "  %-28s %-12s %s\n", o.Addr, o.What, state)
 	}
 	fmt.Fprintln(m.Err, "Run roofline plan to see what is left to do, roofline apply to do it.")
+}
+
+// applyErrorDiags are apply's per-server failures as diagnostics (apply
+// -json): the phase, the error, the classified cause and the action.
+func applyErrorDiags(err error) []diagfmt.Diag {
+	var errs []error
+	var me *multierror.Error
+	if errors.As(err, &me) {
+		errs = me.Errors
+	} else {
+		errs = []error{err}
+	}
+	var out []diagfmt.Diag
+	for _, e := range errs {
+		var se *apply.ServerError
+		if !errors.As(e, &se) {
+			out = append(out, diagfmt.Diag{Severity: "error", Summary: "Apply failed", Detail: e.Error()})
+			continue
+		}
+		detail := se.Err.Error()
+		if se.KeptOld {
+			detail += ". The old server was not touched and keeps serving."
+		}
+		if d := se.Diagnosis; d != nil && d.Class != "" && d.Class != "unknown" {
+			detail += fmt.Sprintf("\n\nCause (%s): %s", d.Class, d.Summary)
+			if d.Action != "" {
+				detail += "\nAction: " + d.Action
+			}
+		}
+		out = append(out, diagfmt.Diag{Severity: "error", Summary: fmt.Sprintf("%s failed (%s)", se.Addr, se.Phase), Detail: detail})
+	}
+	return out
 }

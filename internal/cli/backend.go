@@ -78,6 +78,25 @@ func openLocked(m *Meta, op string, timeout time.Duration) (b *backend, st *stat
 	return b, st, unlock, true
 }
 
+// openShared opens the backend for a command that only reads the state
+// (plan): the engine executable and a shared lock, which other readers
+// share and which writes nothing, so that it works on a read-only state
+// directory. unlock releases it.
+func openShared(m *Meta, op string, timeout time.Duration) (b *backend, st *state.File, unlock func(), ok bool) {
+	b, ok = openBackend(m)
+	if !ok || !b.needSelf(m) {
+		return nil, nil, nil, false
+	}
+	if unlock, ok = b.lockWith(m, op, timeout, true); !ok {
+		return nil, nil, nil, false
+	}
+	if st, ok = b.readState(m); !ok {
+		unlock()
+		return nil, nil, nil, false
+	}
+	return b, st, unlock, true
+}
+
 func newBackend(m *Meta, cfg *config.Config) (*backend, error) {
 	b := &backend{cfg: cfg.HostOnly(), full: cfg, stateDir: stateDir(cfg), drivers: newDrivers()}
 	b.states = state.NewFilesystem(b.stateDir)
@@ -104,7 +123,10 @@ func (b *backend) needSelf(m *Meta) bool {
 // deleted when it exits, so the binary is copied once into the state
 // directory, named by its content hash.
 func rehearsalSelf(stateDir string) (string, error) {
-	exe, err := os.Executable()
+	// selfExecutable, not os.Executable: a test that stands in another
+	// binary must not have its own test binary copied and run as the
+	// engine (it would run the whole suite again, recursively).
+	exe, err := selfExecutable()
 	if err != nil {
 		return "", fmt.Errorf("cannot find roofline's own executable: %w", err)
 	}
@@ -179,13 +201,24 @@ func (p prober) Probe(ctx context.Context, e *config.Engine) (*engine.Installed,
 
 // lock takes the state lock for op, waiting up to timeout.
 func (b *backend) lock(m *Meta, op string, timeout time.Duration) (unlock func(), ok bool) {
+	return b.lockWith(m, op, timeout, false)
+}
+
+// lockWith takes the state lock, shared (for reading) or exclusive.
+func (b *backend) lockWith(m *Meta, op string, timeout time.Duration, shared bool) (unlock func(), ok bool) {
 	if m.NoLock {
 		slog.Warn("state lock skipped (-lock=false)", "operation", op)
 		return func() {}, true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	id, err := b.states.Lock(ctx, state.NewLockInfo(op))
+	var id string
+	var err error
+	if shared {
+		id, err = b.states.LockShared(ctx)
+	} else {
+		id, err = b.states.Lock(ctx, state.NewLockInfo(op))
+	}
 	if err != nil {
 		var le *state.LockError
 		if errors.As(err, &le) {

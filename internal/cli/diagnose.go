@@ -139,7 +139,7 @@ func diagnoseLog(m *Meta, path string) (logdiag.Diagnosis, error) {
 	} else {
 		f, err := os.Open(path)
 		if errors.Is(err, fs.ErrNotExist) {
-			return logdiag.Diagnosis{}, fmt.Errorf("no log file at %s.\n\nCheck the path; apply writes each server's log to <state_dir>/logs/SERVER.log.", path)
+			return logdiag.Diagnosis{}, fmt.Errorf("no log file at %s.\n\nCheck the path; apply writes each server's log to <state_dir>/logs/SERVER.log", path)
 		}
 		if err != nil {
 			return logdiag.Diagnosis{}, fmt.Errorf("cannot read the log: %w", err)

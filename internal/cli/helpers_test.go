@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -116,4 +117,19 @@ func runCLICases(t *testing.T, tests []cliCase) {
 			}
 		})
 	}
+}
+
+// planDocument is the whole plan of a plan -json stream: the "plan"
+// message, last.
+func planDocument(t *testing.T, stream string) []byte {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(stream), "\n")
+	var msg struct {
+		Type string          `json:"type"`
+		Plan json.RawMessage `json:"plan"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &msg); err != nil || msg.Type != "plan" {
+		t.Fatalf("plan -json: the last message is not the plan (%v):\n%s", err, stream)
+	}
+	return msg.Plan
 }

@@ -71,7 +71,7 @@ func runImport(m *Meta, args []string) int {
 	if *genOut != "" {
 		return generateConfig(m, o, name, id, *genOut)
 	}
-	o.targets = []string{"server." + name}
+	o.targets = []string{state.ServerAddr(name)}
 	o.addImport = &config.Import{To: name, ID: id}
 	p, b, st, unlock, ok := makePlan(m, &o, plan.ModeNormal, "import")
 	if !ok {
@@ -198,7 +198,7 @@ func generateConfig(m *Meta, o planOptions, name string, id config.ImportID, pat
 	for _, n := range notes {
 		fmt.Fprintf(m.Out, "  Note: %s\n", n)
 	}
-	fmt.Fprintf(m.Out, "Review it, then import the process: roofline import %s %s\n", quoteAddr("server."+name), id)
+	fmt.Fprintf(m.Out, "Review it, then import the process: roofline import %s %s\n", quoteAddr(state.ServerAddr(name)), id)
 	return ExitOK
 }
 

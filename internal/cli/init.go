@@ -79,7 +79,8 @@ func runInit(m *Meta, args []string) int {
 				mu.Lock()
 				failed = true
 				mu.Unlock()
-			case inst.Version != e.Version:
+			case engine.CheckVersion(e, inst).HasErrors():
+				// The same rule as plan's: 0.16.0 pins 0.16.0+cu129 too.
 				line = fmt.Sprintf("  - engine.%s: %s installed, but the configuration pins %s (plan will refuse it)", name, inst.Name(), e.Version)
 				mu.Lock()
 				failed = true

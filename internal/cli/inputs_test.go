@@ -137,7 +137,7 @@ func TestJSONTwinPlans(t *testing.T) {
 			t.Fatalf("%s: plan exit %d\n%s", name, code, stderr)
 		}
 		var out map[string]any
-		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		if err := json.Unmarshal(planDocument(t, stdout), &out); err != nil {
 			t.Fatal(err)
 		}
 		// Where each flag is written (file and line) differs between the

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/roofline/roofline/internal/state"
 	"io"
 	"strings"
 
@@ -80,7 +81,7 @@ func runJournal(m *Meta, args []string) int {
 
 // writeJournalEntry prints one entry as a short block.
 func writeJournalEntry(w io.Writer, e journal.Entry) {
-	who := "server." + e.Server
+	who := state.ServerAddr(e.Server)
 	if e.Server == "" {
 		who = e.URL
 	}

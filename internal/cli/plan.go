@@ -3,13 +3,16 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/diagfmt"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/portcheck"
 	"github.com/roofline/roofline/internal/state"
@@ -40,7 +43,8 @@ func init() {
 Options:
   -out=FILE             Save the plan; "roofline apply FILE" applies exactly it
                         and refuses it once the state or the GPUs changed.
-  -json                 Print the plan as JSON.
+  -json                 Print the plan as a stream of one-line JSON messages
+                        (docs/json.md); the last one holds the whole plan.
   -format=markdown      Print the plan for a pull request comment: the risk
                         line, then one collapsible section per server.
   -detailed-exitcode    Exit 0 with no changes, 1 on errors, 2 with changes.
@@ -114,11 +118,11 @@ func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
 	fs.BoolVar(&o.refresh, "refresh-probes", false, "")
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", 0, "")
 	fs.IntVar(&o.parallelism, "parallelism", 10, "")
+	fs.BoolVar(&o.json, "json", false, "")
 	if apply {
 		fs.BoolVar(&o.autoApprove, "auto-approve", false, "")
 	} else {
 		fs.StringVar(&o.out, "out", "", "")
-		fs.BoolVar(&o.json, "json", false, "")
 		fs.BoolVar(&o.detailed, "detailed-exitcode", false, "")
 		fs.BoolVar(&o.destroy, "destroy", false, "")
 		fs.BoolVar(&o.review, "review", false, "")
@@ -133,7 +137,7 @@ func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
 func serverNames(m *Meta, cfg *config.Config, st *state.File, addrs []string, flag string) ([]string, bool) {
 	var out []string
 	for _, a := range addrs {
-		name := strings.TrimPrefix(a, "server.")
+		name := state.ServerName(a)
 		_, inCfg := cfg.Servers[name]
 		inState := st != nil && st.Server(name) != nil
 		if !inCfg && !inState {
@@ -145,7 +149,7 @@ func serverNames(m *Meta, cfg *config.Config, st *state.File, addrs []string, fl
 			}
 			var known []string
 			for n := range cfg.Servers {
-				known = append(known, "server."+n)
+				known = append(known, state.ServerAddr(n))
 			}
 			fmt.Fprintf(m.Err, "Error: -%s=%s: no such server in the configuration or the state.%s\n", flag, a, suggest.DidYouMean(a, known))
 			return nil, false
@@ -179,6 +183,18 @@ func instancesOf(cfg *config.Config, st *state.File, block string) []string {
 	return out
 }
 
+// foundInstances lists what refresh found by launch id that the state does
+// not record ("server.a: pid 42").
+func foundInstances(in *plan.Inputs) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(in.Observed)) {
+		if f := in.Observed[name].Found; f != nil {
+			out = append(out, fmt.Sprintf("server.%s: %s", name, f.Describe()))
+		}
+	}
+	return out
+}
+
 // makePlan loads everything and plans. It prints diagnostics-free errors
 // itself; ok is false when no plan could be made.
 func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Plan, *backend, *state.File, func(), bool) {
@@ -189,20 +205,18 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 		p, st, ok := makeSnapshotPlan(m, o, mode)
 		return p, nil, st, func() {}, ok
 	}
-	b, st, unlock, ok := openLocked(m, lockOp, o.lockTimeout)
+	open := openLocked
+	if lockOp == "plan" {
+		// plan reads the state and writes nothing: a shared lock.
+		open = openShared
+	}
+	b, st, unlock, ok := open(m, lockOp, o.lockTimeout)
 	if !ok {
 		return nil, nil, nil, nil, false
 	}
 	cfg := b.cfg
 	if o.addImport != nil {
 		cfg.Imports = append(cfg.Imports, o.addImport)
-	}
-	if adopted, err := adopt(context.Background(), b, st); err != nil {
-		fmt.Fprintf(m.Err, "Error: recording adopted processes: %v\n", err)
-		unlock()
-		return nil, nil, nil, nil, false
-	} else if len(adopted) > 0 {
-		fmt.Fprintf(m.Err, "roofline found processes it had started but not yet recorded (an earlier run was interrupted) and recorded them: %s\n", strings.Join(adopted, ", "))
 	}
 	targets, ok1 := serverNames(m, cfg, st, o.targets, "target")
 	replaces, ok2 := serverNames(m, cfg, st, o.replaces, "replace")
@@ -211,6 +225,9 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 		return nil, nil, nil, nil, false
 	}
 	in := b.refresher(o.inventory, o.refresh).Refresh(context.Background(), cfg, st)
+	if found := foundInstances(in); len(found) > 0 {
+		fmt.Fprintf(m.Err, "roofline found instances it had started but not recorded (an earlier run was interrupted): %s; apply records them first.\n", strings.Join(found, ", "))
+	}
 	in.Mode, in.Targets, in.Replace = mode, targets, replaces
 	in.Review = o.review
 	if !o.review {
@@ -276,7 +293,9 @@ func runPlan(m *Meta, args []string) int {
 		// The configuration did not load (or the state is locked): its
 		// diagnostics are still the answer, as JSON under -json.
 		if o.json && len(loadDiags) > 0 {
-			_ = plan.WriteJSON(m.Out, (&plan.Plan{FormatVersion: plan.FormatVersion, Mode: mode, Files: m.diagFiles, Diagnostics: loadDiags}).ToJSON())
+			s := views.NewStream(m.Out)
+			s.Version()
+			s.Diagnostics(diagfmt.JSON(m.diagFiles, loadDiags))
 		} else {
 			printDiagsSplit(m, m.diagFiles, loadDiags)
 		}
@@ -287,7 +306,7 @@ func runPlan(m *Meta, args []string) int {
 	clusterChanges := false
 	switch {
 	case o.json:
-		_ = plan.WriteJSON(m.Out, j)
+		views.PlanStream(views.NewStream(m.Out), j)
 	case o.format == "markdown":
 		views.PlanMarkdown(m.Out, j)
 		errs, _ := views.Split(p.Diagnostics)

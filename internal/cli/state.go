@@ -132,6 +132,9 @@ func staleLockNote(m *Meta) func(*state.LockInfo) {
 
 // parseServerAddr accepts "server.NAME" or "NAME".
 func parseServerAddr(arg string) (string, error) {
+	if strings.HasPrefix(arg, "module.") {
+		return arg, nil
+	}
 	kind, name, dotted := strings.Cut(arg, ".")
 	switch {
 	case !dotted:

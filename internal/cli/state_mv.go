@@ -107,7 +107,7 @@ func stateMv(m *Meta, dir string, dryRun bool, lockTimeout time.Duration, from, 
 	if err := journal.Append(journal.Path(sm.Dir()), journal.MoveEntry(from, to, time.Now())); err != nil {
 		fmt.Fprintf(m.Err, "Warning: the journal does not record the rename: %v\n", err)
 	}
-	fmt.Fprintf(m.Out, "Move %q to %q\nSuccessfully moved 1 object(s).\n", "server."+from, "server."+to)
+	fmt.Fprintf(m.Out, "Move %q to %q\nSuccessfully moved 1 object(s).\n", state.ServerAddr(from), state.ServerAddr(to))
 	if s.PID > 0 {
 		fmt.Fprintf(m.Out, "Its process (pid %d) was not touched.\n", s.PID)
 	}

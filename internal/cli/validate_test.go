@@ -113,7 +113,7 @@ func TestPlanReview(t *testing.T) {
 		t.Fatalf("without -review a missing engine is an error: exit %d\n%s", code, stderr)
 	}
 	code, stdout, stderr := runMain(t, "-chdir="+dir, "plan", "-review", "-inventory="+inv, "-json")
-	if code != ExitOK || !strings.Contains(stdout, `"review": true`) || !strings.Contains(stdout, "Engine not installed here") {
+	if code != ExitOK || !strings.Contains(string(planDocument(t, stdout)), `"review":true`) || !strings.Contains(stdout, "Engine not installed here") {
 		t.Fatalf("plan -review: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

@@ -26,6 +26,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "output", LabelNames: []string{"name"}},
 		{Type: "moved"},
 		{Type: "import"},
+		{Type: "module", LabelNames: []string{"name"}},
 	},
 }
 
@@ -121,6 +122,12 @@ type decoder struct {
 	ctx   *hcl.EvalContext // functions, var.* and local.*
 	// first declaration of each block address, for duplicate diagnostics
 	seen map[string]hcl.Range
+	// Modules (module.go): the folder of the files being decoded (module
+	// sources are relative to it), the values a module block gives its
+	// variables, and how deep modules nest.
+	modDir       string
+	moduleInputs []varSource
+	depth        int
 }
 
 func (d *decoder) add(ds hcl.Diagnostics) { d.diags = append(d.diags, ds...) }
@@ -136,7 +143,7 @@ func (d *decoder) decodeBlocks(blocks []*hcl.Block) {
 	if d.seen == nil {
 		d.seen = map[string]hcl.Range{}
 	}
-	var servers, outputs, moved, imports []*hcl.Block
+	var servers, outputs, moved, imports, modules []*hcl.Block
 	engines, models := map[string][]refEntry{}, map[string][]refEntry{}
 	reps := map[string]repetition{}
 	// Engines and models first: servers refer to them, by expressions that
@@ -183,6 +190,8 @@ func (d *decoder) decodeBlocks(blocks []*hcl.Block) {
 			moved = append(moved, blk)
 		case "import":
 			imports = append(imports, blk)
+		case "module":
+			modules = append(modules, blk)
 		}
 	}
 	refCtx := d.ctx.NewChild()
@@ -202,6 +211,13 @@ func (d *decoder) decodeBlocks(blocks []*hcl.Block) {
 			d.cfg.Servers[s.Name] = s
 			serverRefs[blk.Labels[0]] = append(serverRefs[blk.Labels[0]], d.serverRef(s))
 		}
+	}
+	if len(modules) > 0 {
+		mods := map[string]cty.Value{}
+		for _, blk := range modules {
+			mods[blk.Labels[0]] = d.decodeModule(blk)
+		}
+		refCtx.Variables["module"] = cty.ObjectVal(mods)
 	}
 	d.decodeOutputs(outputs, serverRefs, serverReps)
 	d.decodeMoved(moved)
@@ -363,7 +379,11 @@ func (d *decoder) decodeServer(blk *hcl.Block, in instance) *Server {
 	if a.has("pipeline_parallel") {
 		s.PipelineParallel = a.integer("pipeline_parallel")
 	}
-	s.MaxModelLen = a.tokens("max_model_len")
+	if a.isAuto("max_model_len") {
+		s.MaxModelLenAuto = true
+	} else {
+		s.MaxModelLen = a.tokens("max_model_len")
+	}
 	s.GPUMemoryUtilization = a.float("gpu_memory_utilization")
 	s.Concurrency = a.integer("concurrency")
 	s.ToolCallParser = a.str("tool_call_parser")
@@ -516,6 +536,22 @@ type attrs struct {
 }
 
 func (a attrs) has(name string) bool { _, ok := a.m[name]; return ok }
+
+// isAuto reports attribute name set to the string "auto" (and records its
+// range).
+func (a attrs) isAuto(name string) bool {
+	attr, ok := a.m[name]
+	if !ok {
+		return false
+	}
+	v, ds := attr.Expr.Value(a.d.ctx)
+	v, _ = v.UnmarkDeep()
+	if ds.HasErrors() || !v.IsKnown() || v.IsNull() || v.Type() != cty.String || v.AsString() != "auto" {
+		return false
+	}
+	a.ranges[name] = attr.Expr.Range()
+	return true
+}
 
 // value evaluates attribute name and converts it to ty. ok is false when the
 // attribute is absent or invalid (a diagnostic was recorded for the latter).

@@ -44,7 +44,6 @@ func checkNesting(name string, src []byte) hcl.Diagnostics {
 			case c == '\\' && i+1 < len(src):
 				advance(c)
 				i++
-				c = src[i]
 			case c == '"':
 				mode = stack[len(stack)-1]
 				stack = stack[:len(stack)-1]
@@ -59,7 +58,6 @@ func checkNesting(name string, src []byte) hcl.Diagnostics {
 				}
 				advance(c)
 				i++
-				c = src[i]
 				mode = code
 			case c == '\n':
 				// An unterminated string: let the parser report it.

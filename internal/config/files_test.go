@@ -2,9 +2,11 @@ package config
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -297,5 +299,89 @@ func TestGenerateServer(t *testing.T) {
 	}
 	if _, _, err := GenerateServer(cfg, "x", []string{"/usr/bin/python3", "-m", "http.server"}, nil); err == nil {
 		t.Error("a process that is no engine must be refused")
+	}
+}
+
+func TestModules(t *testing.T) {
+	cfg, diags := LoadDir("testdata/modules/root")
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	want := []string{"module.batch.server.qwen3", "module.chat.server.qwen3"}
+	if got := cfg.ServerNames(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("servers %q, want %q", got, want)
+	}
+	s := cfg.Servers["module.batch.server.qwen3"]
+	if s.Addr() != "module.batch.server.qwen3" || s.Engine != "module.batch.engine.vllm" || s.Model != "module.batch.model.qwen3" ||
+		s.Port != 8100 || s.MaxModelLen != 8192 || s.TensorParallel != 2 || s.Env["VLLM_API_KEY"] != "sk-module" || !s.Sensitive.Key("env", "VLLM_API_KEY") {
+		t.Errorf("batch server %+v", s)
+	}
+	c := cfg.Servers["module.chat.server.qwen3"]
+	if c.MaxModelLen != 32768 || len(c.Env) != 0 || !c.Gate.SmokeToolcall {
+		t.Errorf("chat server %+v", c)
+	}
+	if m := cfg.Models["module.chat.model.qwen3"]; m == nil || m.Path != filepath.Join(cfg.Dir, "models/qwen3-8b") {
+		t.Errorf("model path is relative to the root configuration: %+v", m)
+	}
+	if v := cfg.Outputs["chat_url"].Value; v.AsString() != "http://127.0.0.1:8000/v1" {
+		t.Errorf("chat_url %#v", v)
+	}
+	if _, ok := cfg.Engines["vllm"]; !ok || len(cfg.Engines) != 3 {
+		t.Errorf("engines %v", cfg.EngineNames())
+	}
+}
+
+func TestModuleErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("m/main.hcl", "variable \"port\" {\n  type = number\n}\nroofline {\n}\n")
+	write("main.hcl", `module "a" {
+  source = "./m"
+  prot   = 1
+}
+
+module "b" {
+  source = "registry.example/x"
+}
+
+module "c" {
+  source = "./nope"
+}
+
+module "d" {
+  source   = "./m"
+  for_each = {}
+}
+
+module "e" {
+  source = "./loop"
+}
+`)
+	write("loop/main.hcl", "module \"again\" {\n  source = \"../loop\"\n}\n")
+	_, diags := LoadDir(dir)
+	var got []string
+	for _, d := range diags {
+		got = append(got, fmt.Sprintf("%s:%d %s", d.Subject.Filename, d.Subject.Start.Line, d.Summary))
+	}
+	sort.Strings(got)
+	want := []string{
+		"loop/main.hcl:2 Modules nested too deeply",
+		"m/main.hcl:1 No value for required variable",
+		"m/main.hcl:4 Settings block in a module",
+		"main.hcl:16 Unsupported argument",
+		"main.hcl:3 Unsupported argument",
+		"main.hcl:7 Invalid module source",
+		"main.hcl:11 Cannot load the module",
+	}
+	sort.Strings(want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -264,3 +264,25 @@ engine "e" {
 		}
 	}
 }
+
+// TestDocsListEveryAttribute: docs/language.md names every block and
+// attribute the loader accepts.
+func TestDocsListEveryAttribute(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/language.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range []*hcl.BodySchema{fileSchema, rooflineSchema, engineSchema, modelSchema, serverSchema, gateSchema, benchSchema,
+		lifecycleSchema, variableSchema, validationSchema, outputSchema, movedSchema, importSchema, preconditionSchema} {
+		for _, a := range sc.Attributes {
+			if !strings.Contains(string(doc), "`"+a.Name+"`") {
+				t.Errorf("docs/language.md does not list the attribute %s", a.Name)
+			}
+		}
+		for _, b := range sc.Blocks {
+			if !strings.Contains(string(doc), "`"+b.Type) {
+				t.Errorf("docs/language.md does not list the block %s", b.Type)
+			}
+		}
+	}
+}

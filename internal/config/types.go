@@ -5,6 +5,7 @@ package config
 
 import (
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -89,7 +90,12 @@ type Engine struct {
 }
 
 // Addr is the engine's address as written in references: "engine.NAME".
-func (e *Engine) Addr() string { return "engine." + e.Name }
+func (e *Engine) Addr() string {
+	if strings.HasPrefix(e.Name, "module.") {
+		return e.Name
+	}
+	return "engine." + e.Name
+}
 
 // Model is a local model folder (safetensors).
 type Model struct {
@@ -107,7 +113,12 @@ type Model struct {
 }
 
 // Addr is "model.NAME".
-func (m *Model) Addr() string { return "model." + m.Name }
+func (m *Model) Addr() string {
+	if strings.HasPrefix(m.Name, "module.") {
+		return m.Name
+	}
+	return "model." + m.Name
+}
 
 // Server is one engine process serving one model on some GPUs.
 type Server struct {
@@ -135,7 +146,10 @@ type Server struct {
 	PipelineParallel int // default 1
 
 	// Zero values mean "unset: the engine's default".
-	MaxModelLen          int
+	MaxModelLen int
+	// MaxModelLenAuto is max_model_len = "auto": the engine picks the longest
+	// context its KV cache holds (vLLM 0.12 and later, PR 29431).
+	MaxModelLenAuto      bool
 	GPUMemoryUtilization float64
 	Concurrency          int // full-context requests the KV budget must hold (a check, not a flag)
 
@@ -181,7 +195,12 @@ type Server struct {
 }
 
 // Addr is "server.NAME".
-func (s *Server) Addr() string { return "server." + s.Name }
+func (s *Server) Addr() string {
+	if strings.HasPrefix(s.Name, "module.") {
+		return s.Name // module.m.server.NAME
+	}
+	return "server." + s.Name
+}
 
 // Gate says what a server must pass before it is promoted.
 type Gate struct {

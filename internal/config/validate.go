@@ -174,8 +174,8 @@ func (ds *diags) serverValues(s *Server) {
 				"At %g there is too little headroom for activations: engines run out of memory in prefill. Use 0.85-0.92 unless a benchmark at full load proves otherwise.", u)
 		}
 	}
-	if s.Ranges.Has("max_model_len") && s.MaxModelLen <= 0 {
-		ds.errorf(s.Range("max_model_len"), "Invalid max_model_len", "max_model_len must be a positive number of tokens; take the value from `roofline vram`.")
+	if s.Ranges.Has("max_model_len") && s.MaxModelLen <= 0 && !s.MaxModelLenAuto {
+		ds.errorf(s.Range("max_model_len"), "Invalid max_model_len", "max_model_len must be a positive number of tokens (take the value from `roofline vram`) or \"auto\" (vLLM 0.12 and later).")
 	}
 	if s.Ranges.Has("concurrency") && s.Concurrency <= 0 {
 		ds.errorf(s.Range("concurrency"), "Invalid concurrency", "concurrency is how many full-context requests the KV cache must hold at once; it must be 1 or more.")

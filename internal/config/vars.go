@@ -94,7 +94,11 @@ func (d *decoder) scope(blocks []*hcl.Block, in Inputs, varFiles map[string][]by
 		}
 	}
 
-	d.assignInputs(d.collectInputs(in, varFiles))
+	if d.moduleInputs != nil {
+		d.assignInputs(d.moduleInputs)
+	} else {
+		d.assignInputs(d.collectInputs(in, varFiles))
+	}
 	varVals := map[string]cty.Value{}
 	for _, n := range sortedKeys(d.cfg.Variables) {
 		v := d.cfg.Variables[n]
@@ -153,6 +157,10 @@ func (d *decoder) assignInputs(srcs []varSource) {
 			switch {
 			case strings.HasPrefix(src.from, EnvVarPrefix):
 				// The environment may hold values for other configurations.
+			case strings.HasPrefix(src.from, "module "):
+				r := src.rng
+				d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unsupported argument",
+					Detail: fmt.Sprintf("The %s has no variable named %q.%s", src.from, src.name, suggest.DidYouMean(src.name, sortedKeys(d.cfg.Variables))), Subject: r})
 			case src.from == "-var":
 				d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Value for undeclared variable",
 					Detail: fmt.Sprintf("-var %s=... names no variable block.%s Declare it: variable %q {}.", src.name, suggest.DidYouMean(src.name, sortedKeys(d.cfg.Variables)), src.name)})

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"fmt"
-	"github.com/roofline/roofline/internal/testnet"
 	"io"
 	"net/http"
 	"os"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/testnet"
 )
 
 // agentConfig is one vLLM server with env added to its engine's.
@@ -39,13 +39,12 @@ server "a" {
 
 // agentProc is a running roofline agent.
 type agentProc struct {
-	t      testing.TB
-	cmd    *exec.Cmd
-	url    string
-	mu     sync.Mutex
-	log    bytes.Buffer
-	done   chan struct{}
-	exited bool
+	t    testing.TB
+	cmd  *exec.Cmd
+	url  string
+	mu   sync.Mutex
+	log  bytes.Buffer
+	done chan struct{}
 }
 
 func (a *agentProc) Write(p []byte) (int, error) {
@@ -75,7 +74,7 @@ func (e *env) startAgent(extra ...string) *agentProc {
 // port.
 func startAgentIn(tb testing.TB, dir string, args ...string) *agentProc {
 	tb.Helper()
-	port := freePortTB(tb)
+	port := testnet.FreePort(tb)
 	args = append([]string{"-no-color", "agent", fmt.Sprintf("-listen=127.0.0.1:%d", port)}, args...)
 	a := &agentProc{t: tb, url: fmt.Sprintf("http://127.0.0.1:%d", port), done: make(chan struct{})}
 	a.cmd = exec.Command(bin, args...)
@@ -92,8 +91,6 @@ func startAgentIn(tb testing.TB, dir string, args ...string) *agentProc {
 	})
 	return a
 }
-
-func freePortTB(tb testing.TB) int { return testnet.FreePort(tb) }
 
 func (a *agentProc) stop() {
 	select {
@@ -558,5 +555,35 @@ func TestAgentLeavesApplyAlone(t *testing.T) {
 	}
 	if n := len(agentEntries(t, e, journal.AgentRestarted)) + len(agentEntries(t, e, journal.AgentRestartFailed)); n != 0 {
 		t.Errorf("the agent acted %d time(s) on a server an apply was starting:\n%s", n, a.logText())
+	}
+}
+
+// TestAgentNeverAppliesNewConfiguration: a server whose configuration
+// changed since the last apply is not restarted by the agent (with either
+// configuration): that is apply's job. The agent says so, and not on every
+// tick.
+func TestAgentNeverAppliesNewConfiguration(t *testing.T) {
+	e := newEnv(t, agentConfig(""))
+	e.mustRun(0, "apply", "-auto-approve")
+	old := e.status()["a"].PID
+	e.write(strings.Replace(agentConfig(""), "max_model_len = 32768", "max_model_len = 16384", 1))
+	a := e.startAgent()
+	_ = syscall.Kill(-old, syscall.SIGKILL)
+	a.waitFor(30*time.Second, "the agent's refusal", func() bool {
+		return strings.Contains(a.logText(), "its configuration changed since the last apply")
+	})
+	time.Sleep(2 * time.Second) // ten ticks; backoff 0.5 s doubling to 2 s
+	if n := strings.Count(a.logText(), "its configuration changed since the last apply"); n > 4 {
+		t.Errorf("the refusal was logged %d times in 2 s: the agent asks again on every tick", n)
+	}
+	if strings.Contains(a.logText(), "Creating...") || len(launchedPids(e.dir)) != 0 {
+		t.Fatalf("the agent started the server with a configuration never applied:\n%s", a.logText())
+	}
+	r := e.mustRun(0, "apply", "-auto-approve", "-lock-timeout=30s")
+	if !strings.Contains(r.stdout, "Apply complete!") {
+		t.Fatalf("apply: %s", r)
+	}
+	if _, ok := e.serving("a", old); !ok {
+		t.Fatal("not serving after apply")
 	}
 }

@@ -101,7 +101,7 @@ func TestAutomationContract(t *testing.T) {
 		{name: "debug log to a file", vars: []string{"ROOFLINE_LOG=debug", "ROOFLINE_LOG_PATH=" + logPath}, args: []string{"plan", "-no-color", "-refresh-probes"},
 			code: 0, out: []string{"Plan: 2 to add"}, notErr: "level="},
 		{name: "plan -json keeps load warnings", args: []string{"plan", "-json"}, code: 0, outJSON: true,
-			out: []string{`"summary": "gpu_memory_utilization above 0.95"`}},
+			out: []string{`"type":"diagnostic"`, `"summary":"gpu_memory_utilization above 0.95"`, `"type":"change_summary"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,8 +125,12 @@ func TestAutomationContract(t *testing.T) {
 			if tt.notErr != "" && strings.Contains(r.stderr, tt.notErr) {
 				t.Errorf("stderr has %q:\n%s", tt.notErr, r)
 			}
-			if tt.outJSON && !json.Valid([]byte(r.stdout)) {
-				t.Errorf("stdout is not JSON:\n%s", r)
+			if tt.outJSON {
+				for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+					if !json.Valid([]byte(line)) {
+						t.Errorf("a line of the stream is not JSON: %q", line)
+					}
+				}
 			}
 		})
 	}
@@ -142,30 +146,101 @@ func TestAutomationContract(t *testing.T) {
 }
 
 // TestPlanJSONOnSyntaxError: a configuration that does not parse still
-// gives a JSON answer with the diagnostic, its file and line.
+// gives a JSON answer: the version message, then the diagnostic with its
+// file and line.
 func TestPlanJSONOnSyntaxError(t *testing.T) {
 	e := newEnv(t, base+"\nserver \"x\" {\n  port = \n}\n")
-	r := e.runEnv(nil, "", "plan", "-json")
-	if r.code != 1 {
-		t.Fatalf("want exit 1, got %s", r)
+	for _, args := range [][]string{{"plan", "-json"}, {"apply", "-json", "-auto-approve"}} {
+		r := e.runEnv(nil, "", args...)
+		if r.code != 1 {
+			t.Fatalf("%v: want exit 1, got %s", args, r)
+		}
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		type msg struct {
+			Type       string `json:"type"`
+			Level      string `json:"@level"`
+			UI         string `json:"ui"`
+			Diagnostic *struct {
+				Severity string `json:"severity"`
+				Range    *struct {
+					Filename string `json:"filename"`
+				} `json:"range"`
+			} `json:"diagnostic"`
+		}
+		var first, second msg
+		if len(lines) < 2 || json.Unmarshal([]byte(lines[0]), &first) != nil || json.Unmarshal([]byte(lines[1]), &second) != nil {
+			t.Fatalf("%v: not a JSON stream:\n%s", args, r)
+		}
+		if first.Type != "version" || first.UI != "1.0" || second.Type != "diagnostic" || second.Level != "error" ||
+			second.Diagnostic == nil || second.Diagnostic.Range == nil || second.Diagnostic.Range.Filename != "main.hcl" {
+			t.Fatalf("%v: stream %+v %+v\n%s", args, first, second, r)
+		}
+		if strings.TrimSpace(r.stderr) != "" {
+			t.Errorf("%v: stderr should be empty under -json:\n%s", args, r.stderr)
+		}
 	}
-	var doc struct {
-		Errored     bool `json:"errored"`
-		Diagnostics []struct {
-			Severity string `json:"severity"`
-			Summary  string `json:"summary"`
-			Range    *struct {
-				Filename string `json:"filename"`
-			} `json:"range"`
-		} `json:"diagnostics"`
+	r := e.runEnv(nil, "", "apply", "-json")
+	if r.code != 1 || !strings.Contains(r.stdout, "Plan file or auto-approve required") {
+		t.Fatalf("apply -json without -auto-approve: %s", r)
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
-		t.Fatalf("stdout is not JSON: %v\n%s", err, r)
+}
+
+// TestApplyJSONStream applies two servers with -json: a stream a deploy
+// tool reads, with the gates' results, and nothing else on stdout.
+func TestApplyJSONStream(t *testing.T) {
+	e := newEnv(t, twoServers)
+	r := e.mustRun(0, "apply", "-json", "-auto-approve")
+	var types []string
+	gates := 0
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var m struct {
+			Type string `json:"type"`
+			Hook *struct {
+				Resource struct {
+					Addr string `json:"addr"`
+				} `json:"resource"`
+				Action  string `json:"action"`
+				IDKey   string `json:"id_key"`
+				IDValue string `json:"id_value"`
+			} `json:"hook"`
+			Gate *struct {
+				Passed  bool     `json:"passed"`
+				Summary []string `json:"summary"`
+			} `json:"gate"`
+			Changes *struct {
+				Add       int    `json:"add"`
+				Operation string `json:"operation"`
+			} `json:"changes"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not a JSON line: %q", line)
+		}
+		if len(types) == 0 || types[len(types)-1] != m.Type {
+			types = append(types, m.Type)
+		}
+		switch m.Type {
+		case "apply_complete":
+			if m.Hook.Action != "create" || m.Hook.IDKey != "pid" || m.Hook.IDValue == "" {
+				t.Errorf("apply_complete: %+v", m.Hook)
+			}
+		case "gate_result":
+			gates++
+			if !m.Gate.Passed || len(m.Gate.Summary) == 0 {
+				t.Errorf("gate_result: %+v", m.Gate)
+			}
+		case "change_summary":
+			if m.Changes.Add != 2 {
+				t.Errorf("change_summary: %+v", m.Changes)
+			}
+		}
 	}
-	if !doc.Errored || len(doc.Diagnostics) == 0 || doc.Diagnostics[0].Severity != "error" || doc.Diagnostics[0].Range == nil || doc.Diagnostics[0].Range.Filename != "main.hcl" {
-		t.Fatalf("diagnostics: %+v\n%s", doc, r)
+	joined := strings.Join(types, " ")
+	for _, want := range []string{"planned_change change_summary apply_start", "gate_result", "apply_complete"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("stream lacks %q: %s", want, joined)
+		}
 	}
-	if strings.TrimSpace(r.stderr) != "" {
-		t.Errorf("stderr should be empty under -json:\n%s", r.stderr)
+	if !strings.HasPrefix(joined, "version ") || !strings.HasSuffix(joined, "change_summary") || gates != 2 {
+		t.Errorf("stream %s, %d gate results\n%s", joined, gates, r)
 	}
 }

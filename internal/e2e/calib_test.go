@@ -75,7 +75,7 @@ func (e *env) planJSON() planCalib {
 	e.t.Helper()
 	r := e.run("plan", "-json")
 	var p planCalib
-	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
+	if err := json.Unmarshal(planDocument(e.t, r.stdout), &p); err != nil {
 		e.t.Fatalf("plan -json: %v\n%s", err, r)
 	}
 	return p

@@ -338,8 +338,9 @@ func TestDockerKill9DuringApply(t *testing.T) {
 
 // TestDockerAdoptsUnrecordedContainer: roofline killed between starting a
 // container and writing its id leaves a state with the launch id only. The
-// next plan finds the container by its launch id label and records it, and
-// apply replaces the ungated instance without leaking it.
+// next plan finds the container by its launch id label and reports it
+// (writing nothing); apply records it first, then replaces the ungated
+// instance without leaking it.
 func TestDockerAdoptsUnrecordedContainer(t *testing.T) {
 	de := newDockerEnv(t, "vllm_016", false)
 	e := de.env
@@ -353,13 +354,16 @@ func TestDockerAdoptsUnrecordedContainer(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan := e.mustRun(2, "plan", "-detailed-exitcode")
-	if !strings.Contains(plan.stderr, "recorded them: server.q: container "+ct.ID[:12]) {
-		t.Fatalf("plan did not adopt the container:\n%s", plan)
+	if !strings.Contains(plan.stderr, "server.q: docker "+ct.ID[:12]+"; apply records them first") {
+		t.Fatalf("plan did not find the container:\n%s", plan)
 	}
-	if got := de.state(t).Servers["q"].ID; got != ct.ID {
-		t.Fatalf("state records container %q after adoption, want %s", got, ct.ID[:12])
+	if got := de.state(t).Servers["q"].ID; got != "" {
+		t.Fatalf("plan wrote the state (it records container %q); plan never writes", got)
 	}
-	e.mustRun(0, "apply", "-auto-approve")
+	applied := e.mustRun(0, "apply", "-auto-approve")
+	if !strings.Contains(applied.stdout, "Recorded docker "+ct.ID[:12]) {
+		t.Errorf("apply did not record the container first:\n%s", applied)
+	}
 	if now := de.running(t); now.ID == ct.ID {
 		t.Error("the ungated instance was kept")
 	}

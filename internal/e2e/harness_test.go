@@ -247,3 +247,18 @@ func (c *client) finish() (ok int, failed []string) {
 	c.done.Wait()
 	return c.ok, c.failed
 }
+
+// planDocument is the whole plan of a plan -json stream: the "plan"
+// message, last.
+func planDocument(t *testing.T, stream string) []byte {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(stream), "\n")
+	var msg struct {
+		Type string          `json:"type"`
+		Plan json.RawMessage `json:"plan"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &msg); err != nil || msg.Type != "plan" {
+		t.Fatalf("plan -json: the last message is not the plan (%v):\n%s", err, stream)
+	}
+	return msg.Plan
+}

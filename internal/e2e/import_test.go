@@ -39,7 +39,7 @@ func engineLaunch(t *testing.T, e *env) (args []string, envv map[string]string) 
 			} `json:"after"`
 		} `json:"resource_changes"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || len(p.ResourceChanges) != 1 {
+	if err := json.Unmarshal(planDocument(t, r.stdout), &p); err != nil || len(p.ResourceChanges) != 1 {
 		t.Fatalf("plan -json: %v\n%s", err, r)
 	}
 	a := p.ResourceChanges[0].After

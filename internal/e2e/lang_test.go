@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -166,4 +168,85 @@ func TestStateMv(t *testing.T) {
 	}
 	// Put it back for cleanup by destroy.
 	e.mustRun(0, "state", "mv", "server.solo", `server.web["gpu0"]`)
+}
+
+const moduleSrc = `
+variable "port" {
+  type = number
+}
+
+variable "model_path" {
+  type = string
+}
+
+engine "vllm" {
+  kind      = "vllm"
+  version   = "0.16.0"
+  rehearsal = true
+  env       = { ROOFLINE_REHEARSAL_LOAD_TIME = "300ms" }
+}
+
+model "qwen3" {
+  path        = var.model_path
+  served_name = "qwen3-8b"
+}
+
+server "qwen3" {
+  engine        = engine.vllm
+  model         = model.qwen3
+  gpus          = [0]
+  port          = var.port
+  max_model_len = 8192
+}
+
+output "base_url" {
+  value = server.qwen3.base_url
+}
+`
+
+// TestModuleServer: a server declared in a local module plans, applies and
+// answers under its nested address module.chat.server.qwen3.
+func TestModuleServer(t *testing.T) {
+	e := newEnv(t, `
+roofline {
+  inventory = "gpus.json"
+}
+
+module "chat" {
+  source     = "./modules/qwen3"
+  port       = @PORT_M@
+  model_path = "@MODELS@/qwen3-8b"
+}
+
+output "chat" {
+  value = module.chat.base_url
+}
+`)
+	if err := os.MkdirAll(filepath.Join(e.dir, "modules", "qwen3"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, "modules", "qwen3", "main.hcl"), []byte(moduleSrc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.mustRun(0, "validate")
+	r := e.mustRun(2, "plan", "-detailed-exitcode")
+	if !strings.Contains(r.stdout, "# module.chat.server.qwen3 will be created") {
+		t.Fatalf("plan:\n%s", r)
+	}
+	e.mustRun(0, "apply", "-auto-approve")
+	st := e.status()
+	if s := st["module.chat.server.qwen3"]; !s.Running || s.Healthy == nil || !*s.Healthy {
+		t.Fatalf("status: %+v", st)
+	}
+	url := e.mustRun(0, "output", "-raw", "chat").stdout
+	if url != fmt.Sprintf("http://127.0.0.1:%d/v1", e.ports["@PORT_M@"]) {
+		t.Errorf("output chat = %q", url)
+	}
+	body := `{"model": "qwen3-8b", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4, "stream": true}`
+	if err := chat(strings.TrimSuffix(url, "/v1"), body); err != nil {
+		t.Fatal(err)
+	}
+	e.mustRun(0, "logs", "module.chat.server.qwen3", "-n", "2")
+	e.mustRun(0, "state", "show", "module.chat.server.qwen3")
+	e.mustRun(0, "plan", "-detailed-exitcode")
 }

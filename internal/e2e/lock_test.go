@@ -81,3 +81,44 @@ server "a" {
 	}
 	e.mustRun(2, "plan", "-detailed-exitcode")
 }
+
+// TestInitAcceptsLocalVersion: an install that reports a local version
+// (0.16.0+cu129, as CUDA builds of vLLM do) matches a pin of 0.16.0 in init
+// as it does in plan: one version rule.
+func TestInitAcceptsLocalVersion(t *testing.T) {
+	install := filepath.Join(t.TempDir(), "vllm")
+	script := fmt.Sprintf("#!/bin/sh\ncase \"$1\" in --version) echo 0.16.0+cu129 ;; *) exec %q rehearsal vllm@0.16.0 \"$@\" ;; esac\n", bin)
+	if err := os.WriteFile(install, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, fmt.Sprintf(`
+roofline {
+  inventory = "gpus.json"
+}
+
+engine "vllm" {
+  kind    = "vllm"
+  version = "0.16.0"
+  command = [%q]
+}
+
+model "qwen" {
+  path        = "@MODELS@/qwen3-8b"
+  served_name = "qwen3-8b"
+}
+
+server "a" {
+  engine        = engine.vllm
+  model         = model.qwen
+  gpus          = [0]
+  port          = @PORT_A@
+  max_model_len = 16384
+}
+`, install))
+	if r := e.run("init"); r.code != 0 || strings.Contains(r.stdout, "plan will refuse it") {
+		t.Fatalf("init refused an install of 0.16.0+cu129 for a pin of 0.16.0:\n%s", r)
+	}
+	if r := e.run("plan"); r.code != 0 || strings.Contains(r.stderr, "pins vLLM") {
+		t.Fatalf("plan:\n%s", r)
+	}
+}

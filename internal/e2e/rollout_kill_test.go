@@ -66,12 +66,16 @@ server "q" {
 // stateView is the part of the state file the test reads.
 type stateView struct {
 	Servers map[string]struct {
-		PID     int    `json:"pid"`
-		Status  string `json:"status"`
-		Deposed *struct {
-			PID int `json:"pid"`
+		Instance instanceView `json:"instance"`
+		Status   string       `json:"status"`
+		Deposed  *struct {
+			Instance instanceView `json:"instance"`
 		} `json:"deposed"`
 	} `json:"servers"`
+}
+
+type instanceView struct {
+	PID int `json:"pid"`
 }
 
 func (e *env) stateOf(name string) string {
@@ -89,9 +93,9 @@ func (e *env) stateOf(name string) string {
 	}
 	dep := "none"
 	if s.Deposed != nil {
-		dep = fmt.Sprintf("pid %d", s.Deposed.PID)
+		dep = fmt.Sprintf("pid %d", s.Deposed.Instance.PID)
 	}
-	return fmt.Sprintf("status %s, pid %d, deposed %s", s.Status, s.PID, dep)
+	return fmt.Sprintf("status %s, pid %d, deposed %s", s.Status, s.Instance.PID, dep)
 }
 
 // interruptAt runs apply and sends step.sig when its output reaches the
@@ -361,4 +365,42 @@ server "b" {
 		t.Fatalf("plan after apply still has changes:\n%s", p)
 	}
 	checkTracked(t, e, 0)
+}
+
+// TestPortMoveMovesTheProxy: a new port for a create-before-destroy server
+// is a new endpoint: a new proxy listens there, the old one stops after the
+// old instance drained, and moving back works (the old port is free).
+func TestPortMoveMovesTheProxy(t *testing.T) {
+	cfg := func(port string) string {
+		return strings.ReplaceAll(killRolloutConfig(0, "30s"), "@PORT_Q@", port)
+	}
+	e := newEnv(t, cfg("@PORT_A@"))
+	e.mustRun(0, "apply", "-auto-approve")
+	a, b := e.ports["@PORT_A@"], freePort(t)
+	body := `{"model": "qwen3-8b", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4, "stream": true}`
+	if err := chat(fmt.Sprintf("http://127.0.0.1:%d", a), body); err != nil {
+		t.Fatal(err)
+	}
+	for i, move := range [][2]int{{a, b}, {b, a}} {
+		from, to := move[0], move[1]
+		e.write(cfg(fmt.Sprint(to)))
+		p := e.mustRun(2, "plan", "-detailed-exitcode")
+		if !strings.Contains(p.stdout, fmt.Sprintf("a new proxy listens on %d", to)) {
+			t.Fatalf("move %d: the plan should show the new endpoint:\n%s", i, p)
+		}
+		r := e.mustRun(0, "apply", "-auto-approve")
+		if !strings.Contains(r.stdout, fmt.Sprintf("The old endpoint's proxy on port %d stopped", from)) {
+			t.Errorf("move %d: apply should stop the old endpoint's proxy:\n%s", i, r.stdout)
+		}
+		if err := chat(fmt.Sprintf("http://127.0.0.1:%d", to), body); err != nil {
+			t.Fatalf("move %d: the new port does not serve: %v", i, err)
+		}
+		if err := chat(fmt.Sprintf("http://127.0.0.1:%d", from), body); err == nil {
+			t.Fatalf("move %d: the old port %d still answers", i, from)
+		}
+		if pl := e.run("plan", "-detailed-exitcode"); pl.code != 0 {
+			t.Fatalf("move %d: plan after apply has changes:\n%s", i, pl)
+		}
+		checkTracked(t, e, i)
+	}
 }

@@ -181,6 +181,14 @@ func (r *renderer) args() []arg {
 	if s.MaxModelLen > 0 {
 		add("max_model_len", pick("--max-model-len", "--context-length"), itoa(s.MaxModelLen))
 	}
+	if s.MaxModelLenAuto {
+		if vllm && AcceptsAutoMaxModelLen(r.inst) {
+			add("max_model_len", "--max-model-len", "auto")
+		} else {
+			r.errorf(r.rangeOf("max_model_len"), "max_model_len = \"auto\" not supported",
+				"%s has no automatic context length: vLLM picks the longest context that fits from 0.12 on (PR 29431); SGLang never does. Set max_model_len to a number (`roofline vram` shows the longest that fits).", r.engineName())
+		}
+	}
 	// 4. Memory.
 	if s.GPUMemoryUtilization > 0 {
 		add("gpu_memory_utilization", pick("--gpu-memory-utilization", "--mem-fraction-static"),
@@ -407,4 +415,10 @@ func (r *renderer) env() map[string]string {
 		}
 	}
 	return env
+}
+
+// AcceptsAutoMaxModelLen reports an engine that takes --max-model-len auto:
+// vLLM from 0.12 (PR 29431, "auto" / -1 fits the context to the KV cache).
+func AcceptsAutoMaxModelLen(inst *Installed) bool {
+	return inst != nil && inst.Kind == "vllm" && CompareVersions(inst.Version, "0.12") >= 0
 }

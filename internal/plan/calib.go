@@ -41,6 +41,9 @@ type Calibration struct {
 	BareOverheadBytes int64 `json:"bare_overhead_bytes"`
 	BareKVBudgetBytes int64 `json:"bare_kv_budget_bytes"`
 	BareKVTokens      int64 `json:"bare_kv_tokens"`
+	// PickedMaxModelLen is, for max_model_len = "auto" and a measured key,
+	// the context the engine picked at that start.
+	PickedMaxModelLen int `json:"picked_max_model_len,omitempty"`
 }
 
 // Label is the one-line description plan, status and vram print.
@@ -68,7 +71,7 @@ func overheadBytes(res *vram.Result) int64 {
 // calibrate applies the calibrations to one server's prediction. in is the
 // input res was estimated from; arch the model's architecture. It returns
 // the prediction to use and how it was made.
-func calibrate(cs *state.Calibrations, in vram.Input, res *vram.Result, key state.CalibrationKey, arch string) (*vram.Result, *Calibration) {
+func calibrate(cs *state.Calibrations, in vram.Input, res *vram.Result, key state.CalibrationKey, arch string) (*vram.Result, *Calibration, vram.Input) {
 	c := &Calibration{Status: CalibUncalibrated, Key: key, Arch: arch,
 		RequestedBytes: int64(res.RequestedBytes), BareWeightsBytes: int64(res.WeightsBytes),
 		BareOverheadBytes: overheadBytes(res), BareKVBudgetBytes: res.KVBudgetBytes, BareKVTokens: res.KVTokens}
@@ -86,12 +89,14 @@ func calibrate(cs *state.Calibrations, in vram.Input, res *vram.Result, key stat
 				m.MaxConcurrency = rec.MaxConcurrency
 			}
 			c.Status, c.FromServer, c.FromTime = CalibMeasured, rec.Server, rec.At
-			return m, c
+			c.PickedMaxModelLen = rec.PickedMaxModelLen
+			return m, c, in
 		}
 	}
+	bare := in
 	rec := cs.Family(key, arch)
 	if rec == nil || rec.PredictedOverheadBytes <= 0 || rec.PredictedKVBudgetBytes == 0 {
-		return res, c
+		return res, c, bare
 	}
 	if in.Engine == vram.SGLang {
 		// SGLang does not profile: its pool is what is left, so the
@@ -103,7 +108,7 @@ func calibrate(cs *state.Calibrations, in vram.Input, res *vram.Result, key stat
 		// proportion carries over to other contexts and batch settings.
 		ratio := float64(rec.MeasuredOverheadBytes()) / float64(rec.PredictedOverheadBytes)
 		if ratio <= 0 {
-			return res, c
+			return res, c, bare
 		}
 		for _, r := range res.Ranks {
 			in.Overrides.ActivationBytes = append(in.Overrides.ActivationBytes, uint64(float64(r.ActivationBytes)*ratio))
@@ -112,8 +117,8 @@ func calibrate(cs *state.Calibrations, in vram.Input, res *vram.Result, key stat
 	}
 	m, err := vram.Estimate(in)
 	if err != nil {
-		return res, c
+		return res, c, bare
 	}
 	c.Status, c.Residual, c.FromServer, c.FromTime = CalibEstimated, rec.Residual(), rec.Server, rec.At
-	return m, c
+	return m, c, in
 }

@@ -125,7 +125,6 @@ func (pl *planner) ourPids() map[int]bool {
 type claim struct {
 	server string
 	bytes  uint64
-	old    bool // the running instance of a server being replaced
 }
 
 // memoryChecks checks every GPU's total claims in the final state and, for

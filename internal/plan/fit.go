@@ -131,13 +131,21 @@ func (pl *planner) fit(s *config.Server, e *config.Engine, mr ModelResult, d *De
 	if mr.Info != nil && mr.Info.Config != nil && len(mr.Info.Config.Architectures) > 0 {
 		arch = mr.Info.Config.Architectures[0]
 	}
+	keyLen := res.MaxModelLen
+	if s.MaxModelLenAuto {
+		keyLen = -1 // "auto": the key is the setting, the picked value a measurement
+	}
 	key := state.CalibrationKey{Engine: e.Kind, EngineIdentity: d.Engine.Identity, GPU: dev.Name, GPUMemoryBytes: total,
 		ModelFingerprint: d.Model.Fingerprint, TP: res.TP, PP: res.PP, DtypeBytes: spec.DtypeBytes,
-		KVCacheDtype: res.KVCacheDtype, MaxModelLen: res.MaxModelLen, MaxNumSeqs: res.MaxNumSeqs,
+		KVCacheDtype: res.KVCacheDtype, MaxModelLen: keyLen, MaxNumSeqs: res.MaxNumSeqs,
 		MaxNumBatchedTokens: res.MaxNumBatchedTokens, BlockSize: res.BlockSize,
 		Utilization: res.GPUMemoryUtilization, EnforceEager: s.EnforceEager}
 	pl.fitIn[s.Name] = &in
-	res, d.Calibration = calibrate(pl.in.Calibrations, in, res, key, arch)
+	var used vram.Input
+	res, d.Calibration, used = calibrate(pl.in.Calibrations, in, res, key, arch)
+	if s.MaxModelLenAuto {
+		res = pl.autoMaxModelLen(res, used, d)
+	}
 	pl.fits[s.Name] = res
 	d.ClaimBytes = res.RequestedBytes
 	d.Predicted = &state.Footprint{
@@ -192,4 +200,36 @@ func ModelSpec(mr ModelResult) (vram.ModelSpec, error) {
 		return *mr.Spec, nil
 	}
 	return fromodel.Spec(mr.Info)
+}
+
+// autoMaxModelLen predicts the context vLLM's max_model_len = "auto" picks:
+// the longest one request fits in with the KV budget it measures, up to the
+// model's maximum (PR 29431: a binary search over its own pool). A measured
+// start of the same key gives the value it picked.
+func (pl *planner) autoMaxModelLen(res *vram.Result, used vram.Input, d *Desired) *vram.Result {
+	pick := res.MaxModelLen
+	if res.MaxModelLenFit > 0 && res.MaxModelLenFit < int64(pick) {
+		pick = int(res.MaxModelLenFit)
+	}
+	if c := d.Calibration; c != nil && c.Status == CalibMeasured && c.PickedMaxModelLen > 0 {
+		pick = c.PickedMaxModelLen
+	}
+	d.AutoMaxModelLen = pick
+	if pick == res.MaxModelLen {
+		return res
+	}
+	used.MaxModelLen = pick
+	r, err := vram.Estimate(used)
+	if err != nil {
+		return res
+	}
+	if d.Calibration != nil && d.Calibration.Status == CalibMeasured {
+		// The pool is the engine's: keep its logged token count.
+		r.KVTokens = res.KVTokens
+		for i := range r.Ranks {
+			r.Ranks[i].KVTokens = res.KVTokens
+		}
+		r.MaxConcurrency = float64(r.KVTokens) / float64(pick)
+	}
+	return r
 }

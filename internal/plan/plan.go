@@ -118,6 +118,9 @@ type Desired struct {
 	GateHash   string           `json:"gate_hash"`
 	Gate       *GateSpec        `json:"gate"`
 	Predicted  *state.Footprint `json:"predicted,omitempty"`
+	// AutoMaxModelLen is, for max_model_len = "auto", the context plan
+	// predicts the engine picks (apply compares it with /v1/models).
+	AutoMaxModelLen int `json:"auto_max_model_len,omitempty"`
 	// Calibration says how Predicted was made (measured, estimated,
 	// uncalibrated) and keys the start's measurement, which apply records.
 	Calibration *Calibration `json:"calibration,omitempty"`

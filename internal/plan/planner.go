@@ -63,6 +63,11 @@ type Observation struct {
 	// there is no proxy or it cannot be read. It decides which instance of
 	// an interrupted rollout serves.
 	ProxyPort int
+	// Found is an instance the state does not record but the driver found
+	// by the server's launch id: started by a run that was killed before
+	// it wrote the id. Plan only reports it; apply records it first thing
+	// (and then stops or keeps it as the plan says).
+	Found *state.Instance
 }
 
 // Recovery is what an interrupted create-before-destroy rollout (a state
@@ -436,6 +441,13 @@ func (pl *planner) drift() {
 		case o.Healthy != nil && !*o.Healthy:
 			pl.p.Drift = append(pl.p.Drift, &Drift{Addr: s.Addr(), Summary: "running but not healthy", Detail: o.Detail})
 		}
+		// max_model_len = "auto": the running start picked another context
+		// than the previous start with the same settings.
+		if c := pl.in.Calibrations.Latest(name); c != nil && o.Alive && (c.LaunchID == "" || c.LaunchID == s.LaunchID) &&
+			c.PreviousPickedMaxModelLen > 0 && c.PickedMaxModelLen > 0 && c.PreviousPickedMaxModelLen != c.PickedMaxModelLen {
+			pl.p.Drift = append(pl.p.Drift, &Drift{Addr: s.Addr(), Summary: "max_model_len = \"auto\" picked another context",
+				Detail: fmt.Sprintf("the engine picked %d tokens at this start, %d at the previous start with the same settings: what it measures has changed (other processes on the GPU, another build); requests longer than %d now fail", c.PickedMaxModelLen, c.PreviousPickedMaxModelLen, c.PickedMaxModelLen)})
+		}
 	}
 }
 
@@ -691,7 +703,7 @@ func (pl *planner) diff() {
 				if !alive {
 					why = fmt.Sprintf("the new instance (pid %d) is gone", before.PID)
 				}
-				pl.p.Drift = append(pl.p.Drift, &Drift{Addr: "server." + name, Summary: "a rollout was interrupted",
+				pl.p.Drift = append(pl.p.Drift, &Drift{Addr: state.ServerAddr(name), Summary: "a rollout was interrupted",
 					Detail: why + fmt.Sprintf("; apply points the proxy at the old one (pid %d), which keeps serving, and then stops the new one", before.Deposed.PID)})
 				restored := before.Deposed.Clone()
 				restored.Proxy = before.Proxy
@@ -699,7 +711,7 @@ func (pl *planner) diff() {
 				obs = nil
 			case RecoverForward:
 				if before.Status != state.StatusReady {
-					pl.p.Drift = append(pl.p.Drift, &Drift{Addr: "server." + name, Summary: "a rollout was interrupted after its gates",
+					pl.p.Drift = append(pl.p.Drift, &Drift{Addr: state.ServerAddr(name), Summary: "a rollout was interrupted after its gates",
 						Detail: fmt.Sprintf("the new instance (pid %d) passed its gates; apply finishes the rollout: the proxy points at it, the old one (pid %d) drains and stops", before.PID, before.Deposed.PID)})
 					promoted := before.Clone()
 					promoted.Status = state.StatusReady
@@ -707,7 +719,7 @@ func (pl *planner) diff() {
 				}
 			}
 		}
-		c := &Change{Addr: "server." + name, Name: name, PreviousName: pl.moved[name], Import: pl.imports[name], Before: before, After: after, Fit: pl.fits[name]}
+		c := &Change{Addr: state.ServerAddr(name), Name: name, PreviousName: pl.moved[name], Import: pl.imports[name], Before: before, After: after, Fit: pl.fits[name]}
 		if before != nil {
 			c.Measured = before.Footprint
 			c.LastBench = pl.in.LastBench[name]

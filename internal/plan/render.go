@@ -147,7 +147,7 @@ func FromJSON(j *JSONPlan) *Plan {
 	p.CreatedAt, _ = time.Parse("2006-01-02T15:04:05Z", j.CreatedAt)
 	p.SnapshotCreatedAt, _ = time.Parse(time.RFC3339, j.SnapshotCreatedAt)
 	for _, c := range j.ResourceChanges {
-		p.Changes = append(p.Changes, &Change{Addr: c.Address, Name: c.Name, PreviousName: strings.TrimPrefix(c.PreviousAddress, "server."), Import: c.Importing, Action: ActionFromJSON(c.Actions), Reason: c.Reason,
+		p.Changes = append(p.Changes, &Change{Addr: c.Address, Name: c.Name, PreviousName: state.ServerName(c.PreviousAddress), Import: c.Importing, Action: ActionFromJSON(c.Actions), Reason: c.Reason,
 			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, Fit: c.VRAM, Measured: c.Measured,
 			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles, Defaults: c.DefaultChanges})
 	}
@@ -280,7 +280,7 @@ func prevAddr(name string) string {
 	if name == "" {
 		return ""
 	}
-	return "server." + name
+	return state.ServerAddr(name)
 }
 
 // warningTail counts the plan's warnings for the summary line; they are
@@ -393,7 +393,11 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		if b.Port == a.Port {
 			attr("", "port", portText(a))
 		} else {
-			attr("~", "port", fmt.Sprint(b.Port)+" -> "+portText(a))
+			text := fmt.Sprint(b.Port) + " -> " + portText(a)
+			if a.Proxy && b.Proxy != nil {
+				text = fmt.Sprintf("%d -> %d (a new endpoint: a new proxy listens on %d; the one on %d stops after the old instance drained)", b.Port, a.Port, a.Port, b.Port)
+			}
+			attr("~", "port", text)
 		}
 		attr("", "listen", ListenText(a))
 		if a.Keyed {
@@ -635,6 +639,9 @@ func renderVRAM(w io.Writer, j *JSONPlan, c Colorizer) {
 		fmt.Fprint(w, FitTable(v))
 		if ch.After != nil && ch.After.Calibration != nil {
 			fmt.Fprintf(w, "      prediction: %s\n", ch.After.Calibration.Label())
+		}
+		if ch.After != nil && ch.After.AutoMaxModelLen > 0 {
+			fmt.Fprintf(w, "      max_model_len = \"auto\": the engine picks %d tokens (the longest context one request fits in)\n", ch.After.AutoMaxModelLen)
 		}
 		if m := ch.Measured; m != nil && m.KVTokens > 0 {
 			fmt.Fprintf(w, "      measured at the last start: weights %.2f GiB, KV %.2f GiB, %d tokens\n", m.WeightsGiB, m.KVCacheGiB, m.KVTokens)

@@ -99,8 +99,6 @@ func usageBlock(help string) string {
 	return help
 }
 
-var reOptionLine = regexp.MustCompile(`^  (-[^ ,]+(?: [^ ,]+)?(?:, -[^ ,]+(?: [^ ,]+)?)*)`)
-
 // invocationOrder reads the option strings of each flag in help order
 // ("--tp-size N, --tensor-parallel-size N"): argparse names a flag in errors
 // by joining them with "/".

@@ -35,15 +35,6 @@ func newLogger(kind, version string, stdout, stderr io.Writer, proc string) *log
 	return l
 }
 
-// with returns a logger for another process (the worker child).
-func (l *logger) with(proc string) *logger {
-	c := *l
-	if l.proc != "" || l.kind == KindSGLang {
-		c.proc = proc
-	}
-	return &c
-}
-
 func (l *logger) prefix() string {
 	if l.kind == KindVLLM && l.proc != "" {
 		return "(" + l.proc + ") "
@@ -79,8 +70,6 @@ func (l *logger) stamp(level, src string) string {
 
 // info writes one INFO line (each line of msg gets the stamp).
 func (l *logger) info(src, msg string) { l.level(l.out, "INFO", src, msg) }
-
-func (l *logger) warn(src, msg string) { l.level(l.out, "WARNING", src, msg) }
 
 // errorLines writes ERROR lines; vLLM's EngineCore logs its traceback this way.
 func (l *logger) errorLines(src string, lines ...string) {

@@ -31,6 +31,7 @@ type engineRun struct {
 	tp, pp          int
 	maxLen          int  // the context length served
 	maxLenGiven     bool // --max-model-len / --context-length given
+	maxLenAuto      bool // --max-model-len auto / -1
 	util            float64
 	kvDtype         string
 	blockSize       int
@@ -83,8 +84,10 @@ func (e *engineRun) resolve() {
 		e.tp = a.Int("tensor_parallel_size", 1)
 		e.pp = a.Int("pipeline_parallel_size", 1)
 		e.maxLen = a.Int("max_model_len", 0)
-		if e.maxLen < 0 {
-			e.maxLen = 0 // -1 / auto: the model's maximum
+		if v := a.Str("max_model_len", ""); v == "auto" || e.maxLen < 0 {
+			// -1 / auto (vLLM >= 0.12): the longest context the KV cache
+			// holds, up to the model's maximum.
+			e.maxLen, e.maxLenAuto = 0, true
 		}
 		e.util = a.Float("gpu_memory_utilization", 0.9)
 		e.blockSize = a.Int("block_size", 0)
@@ -330,6 +333,14 @@ func (e *engineRun) footprint() error {
 			in.Overrides.ActivationBytes = append(in.Overrides.ActivationBytes, e.k.skew.activation.apply(r.ActivationBytes))
 			in.Overrides.NonTorchBytes = append(in.Overrides.NonTorchBytes, e.k.skew.nonTorch.apply(r.NonTorchBytes))
 		}
+		if res, err = vram.Estimate(in); err != nil {
+			return err
+		}
+	}
+	if e.maxLenAuto && e.kind == KindVLLM && res.MaxModelLenFit > 0 && res.MaxModelLenFit < int64(res.MaxModelLen) {
+		// vLLM's auto-fit: a binary search over its own (measured) pool for
+		// the longest context one request fits in (PR 29431).
+		in.MaxModelLen = int(res.MaxModelLenFit)
 		if res, err = vram.Estimate(in); err != nil {
 			return err
 		}

@@ -68,6 +68,13 @@ type Calibration struct {
 	KVBudgetBytes  int64   `json:"kv_budget_bytes"`
 	KVTokens       int64   `json:"kv_tokens"`
 	MaxConcurrency float64 `json:"max_concurrency,omitempty"`
+	// PickedMaxModelLen is, for max_model_len = "auto", the context the
+	// engine picked (/v1/models); PredictedMaxModelLen what plan predicted.
+	PickedMaxModelLen    int `json:"picked_max_model_len,omitempty"`
+	PredictedMaxModelLen int `json:"predicted_max_model_len,omitempty"`
+	// PreviousPickedMaxModelLen is what the previous start with the same
+	// key picked: a different value is drift.
+	PreviousPickedMaxModelLen int `json:"previous_picked_max_model_len,omitempty"`
 	// From /metrics vllm:cache_config_info where the version has it.
 	CacheConfigBlocks int64 `json:"cache_config_blocks,omitempty"`
 	CacheConfigTokens int64 `json:"cache_config_tokens,omitempty"`
@@ -130,6 +137,20 @@ func (cs *Calibrations) Family(k CalibrationKey, arch string) *Calibration {
 		}
 	}
 	return nil
+}
+
+// Starts returns a server's records, newest first.
+func (cs *Calibrations) Starts(server string) []*Calibration {
+	if cs == nil {
+		return nil
+	}
+	var out []*Calibration
+	for i := len(cs.Records) - 1; i >= 0; i-- {
+		if cs.Records[i].Server == server {
+			out = append(out, &cs.Records[i])
+		}
+	}
+	return out
 }
 
 // Latest returns the newest record of a server, or nil.

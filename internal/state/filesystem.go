@@ -37,14 +37,15 @@ type Filesystem struct {
 	// holder ended without unlocking (killed, crashed). old is its info.
 	OnStaleLock func(old *LockInfo)
 
-	mu   sync.Mutex
-	held map[string]*os.File // lock ID → the locked file
+	mu     sync.Mutex
+	held   map[string]*os.File // lock ID → the locked file
+	shared map[string]*os.File // lock ID → a shared (read) lock's file, nil when there was no lock file
 }
 
 // NewFilesystem returns a Manager for the state directory dir. Nothing is
 // created until the first Write or Lock.
 func NewFilesystem(dir string) *Filesystem {
-	return &Filesystem{dir: dir, held: map[string]*os.File{}}
+	return &Filesystem{dir: dir, held: map[string]*os.File{}, shared: map[string]*os.File{}}
 }
 
 // Dir is the state directory.
@@ -200,11 +201,65 @@ func writeLockInfo(fh *os.File, data []byte) error {
 	return fh.Sync()
 }
 
+// LockShared takes the state lock for reading (plan): any number of
+// readers hold it together, and a writer (Lock) waits for them, as they wait
+// for it. It writes nothing: no lock info, and no lock file when there is
+// none (then no writer can hold the lock, and the read goes ahead), so it
+// works on a state directory that is read-only. Unlock releases it.
+func (s *Filesystem) LockShared(ctx context.Context) (string, error) {
+	id := newUUID()
+	start := time.Now()
+	backoff := 50 * time.Millisecond
+	for {
+		fh, err := os.OpenFile(s.LockPath(), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			s.mu.Lock()
+			s.shared[id] = nil
+			s.mu.Unlock()
+			return id, nil
+		case err != nil:
+			if lerr := refuseLink(s.LockPath(), "lock file"); lerr != nil {
+				return "", lerr
+			}
+			return "", fmt.Errorf("cannot open the lock file: %w", err)
+		}
+		err = syscall.Flock(int(fh.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		if err == nil {
+			s.mu.Lock()
+			s.shared[id] = fh
+			s.mu.Unlock()
+			return id, nil
+		}
+		fh.Close()
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return "", fmt.Errorf("cannot lock %s: %w; keep the state directory on a local file system that supports flock", s.LockPath(), err)
+		}
+		select {
+		case <-ctx.Done():
+			holder, _ := readLockInfo(s.LockPath())
+			le := &LockError{Info: holder, Waited: time.Since(start)}
+			le.Stale = holder.HolderState() == "gone"
+			return "", le
+		case <-time.After(backoff):
+			backoff = min(2*backoff, time.Second)
+		}
+	}
+}
+
 // Unlock releases a lock this Filesystem took. The lock info is cleared
 // before the flock is dropped, so nobody reads a released lock as stale.
 func (s *Filesystem) Unlock(id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if fh, ok := s.shared[id]; ok {
+		delete(s.shared, id)
+		if fh != nil {
+			_ = syscall.Flock(int(fh.Fd()), syscall.LOCK_UN)
+			fh.Close()
+		}
+		return nil
+	}
 	fh, ok := s.held[id]
 	if !ok {
 		return fmt.Errorf("cannot unlock the state: lock ID %q is not held by this roofline", id)

@@ -2,6 +2,7 @@ package state_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -279,4 +280,66 @@ func TestForceUnlockStale(t *testing.T) {
 	if err := m.ForceUnlock(st.Info.ID); err == nil || !strings.Contains(err.Error(), "not locked") {
 		t.Errorf("second ForceUnlock = %v; want not locked", err)
 	}
+}
+
+// TestLockShared: readers share the lock, a writer waits for them and they
+// for it; a shared lock writes nothing, not even a lock file.
+func TestLockShared(t *testing.T) {
+	dir := t.TempDir()
+	fs := state.NewFilesystem(dir)
+	short := func() context.Context {
+		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+		t.Cleanup(cancel)
+		return ctx
+	}
+	r0, err := fs.LockShared(short())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, state.LockFileName)); !os.IsNotExist(err) {
+		t.Fatalf("a shared lock created the lock file: %v", err)
+	}
+	if err := fs.Unlock(r0); err != nil {
+		t.Fatal(err)
+	}
+
+	w, err := fs.Lock(short(), state.NewLockInfo("apply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var le *state.LockError
+	if _, err := state.NewFilesystem(dir).LockShared(short()); !errors.As(err, &le) || le.Info == nil || le.Info.Operation != "apply" {
+		t.Fatalf("LockShared while a writer holds the lock = %v; want a LockError naming the apply", err)
+	}
+	if err := fs.Unlock(w); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, state.LockFileName))
+
+	other := state.NewFilesystem(dir)
+	r1, err := fs.LockShared(short())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := other.LockShared(short())
+	if err != nil {
+		t.Fatalf("a second reader: %v", err)
+	}
+	if _, err := other.Lock(short(), state.NewLockInfo("apply")); !errors.As(err, &le) {
+		t.Fatalf("Lock while readers hold the lock = %v; want a LockError", err)
+	}
+	if err := fs.Unlock(r1); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Unlock(r2); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, state.LockFileName)); !bytes.Equal(before, after) {
+		t.Errorf("shared locks changed the lock file: %q → %q", before, after)
+	}
+	w, err = other.Lock(short(), state.NewLockInfo("apply"))
+	if err != nil {
+		t.Fatalf("Lock after the readers left: %v", err)
+	}
+	other.Unlock(w)
 }

@@ -66,17 +66,16 @@ func ProcessID(pid int) string {
 	return strconv.Itoa(pid)
 }
 
-// Describe names the instance in messages: "pid 42", "container 0123456789ab".
+// Describe names the instance in messages: "pid 42" (a process),
+// "docker 0123456789ab" (the driver and the short id otherwise).
 func (i *Instance) Describe() string {
 	switch {
 	case i == nil || !i.Running():
 		return "nothing running"
-	case i.Driver == DriverProcess || i.ID == ProcessID(i.PID):
+	case i.ID == ProcessID(i.PID):
 		return fmt.Sprintf("pid %d", i.PID)
-	case len(i.ID) > 12:
-		return fmt.Sprintf("%s %.12s", i.Driver, i.ID)
 	}
-	return fmt.Sprintf("%s %s", i.Driver, i.ID)
+	return fmt.Sprintf("%s %.12s", i.Driver, i.ID)
 }
 
 func validateInstance(i *Instance, where string) error {

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -112,8 +113,26 @@ type Server struct {
 	Predicted *Footprint  `json:"predicted,omitempty"` // what plan's VRAM model predicted
 }
 
-// Addr is the server's address in plans and commands: "server.NAME".
-func (s *Server) Addr() string { return "server." + s.Name }
+// Addr is the server's address in plans and commands: "server.NAME", or
+// the name itself for a server of a module ("module.m.server.NAME").
+func (s *Server) Addr() string { return ServerAddr(s.Name) }
+
+// ServerAddr is the address of the server named name (see Addr).
+func ServerAddr(name string) string {
+	if strings.HasPrefix(name, "module.") {
+		return name
+	}
+	return "server." + name
+}
+
+// ServerName is the inverse of ServerAddr: "server.x" and "x" name x, a
+// module's address is its own name.
+func ServerName(addr string) string {
+	if strings.HasPrefix(addr, "module.") {
+		return addr
+	}
+	return strings.TrimPrefix(addr, "server.")
+}
 
 // EngineRef identifies the engine install a server was started with.
 type EngineRef struct {

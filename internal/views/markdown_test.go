@@ -2,9 +2,11 @@ package views
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -258,5 +260,43 @@ func golden(t *testing.T, path, got string) {
 	}
 	if got != string(want) {
 		t.Errorf("%s differs (go test ./internal/views -update rewrites it):\n%s", path, got)
+	}
+}
+
+// TestPlanStream compares the plan -json stream of the rollout plan with a
+// golden file and checks the order of its messages.
+func TestPlanStream(t *testing.T) {
+	dir := t.TempDir()
+	if err := modeltest.Write(filepath.Join(dir, "qwen3-8b"), modeltest.Qwen3_8B); err != nil {
+		t.Fatal(err)
+	}
+	all := engines + webServer + batchServer + oldServer
+	prior := applied(makePlan(t, dir, all, nil, nil))
+	src := strings.Replace(engines+webServer+batchServer, "max_model_len    = 32768", "max_model_len    = 16384", 1)
+	p := makePlan(t, dir, src, prior, nil)
+	var buf bytes.Buffer
+	s := NewStream(&buf)
+	s.Now = func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) }
+	PlanStream(s, p.ToJSON())
+	got := strings.ReplaceAll(buf.String(), dir, "$MODELS")
+	// The config hash covers the model path, a temp dir.
+	got = regexp.MustCompile(`"config_hash":"[0-9a-f]+"`).ReplaceAllString(got, `"config_hash":"HASH"`)
+	// Sensitive values are salted hashes, salted at random.
+	got = regexp.MustCompile(`sha256:[0-9a-f]{16}:[0-9a-f]{64}`).ReplaceAllString(got, "sha256:SALT:HASH")
+	golden(t, filepath.Join("testdata", "rollout-stream.jsonl"), got)
+	var types []string
+	for _, line := range strings.Split(strings.TrimSpace(got), "\n") {
+		var m Message
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not JSON: %v: %s", err, line)
+		}
+		types = append(types, m.Type)
+		if m.Type == "planned_change" && m.Change.Resource.Addr == "server.web" && (m.Change.Action != "replace" || m.Change.Order != "create_before_destroy" || len(m.Change.Argv) != 2) {
+			t.Errorf("web: %+v", m.Change)
+		}
+	}
+	want := "version planned_change planned_change change_summary plan"
+	if strings.Join(types, " ") != want {
+		t.Errorf("messages %v, want %s", types, want)
 	}
 }

@@ -99,7 +99,6 @@ type Overrides struct {
 
 // kvElem is a KV cache element type.
 type kvElem struct {
-	half  bool // 0.5 bytes (not supported yet; kept for the error)
 	size  int  // bytes
 	dsMLA bool // vLLM fp8_ds_mla: 656 bytes per token per MLA layer
 }

@@ -77,17 +77,6 @@ func (c denseCfg) spec() ModelSpec {
 	return s
 }
 
-// checkpointBytes is the sum of the safetensors tensors (no rotary cache).
-func checkpointBytes(s ModelSpec) uint64 {
-	var n uint64
-	for _, w := range s.Weights {
-		if w.Name != "rotary_emb.cos_sin_cache" && w.Place != PlaceLastIfSplit {
-			n += w.Bytes
-		}
-	}
-	return n
-}
-
 var (
 	llama31_8B = denseCfg{name: "Llama-3.1-8B", layers: 32, hidden: 4096, heads: 32, kvh: 8, headDim: 128,
 		inter: 14336, vocab: 128256, maxPos: 131072}

@@ -43,7 +43,8 @@ func TestBuild(t *testing.T) {
 		t.Error("PCI bus ids")
 	}
 	// Deterministic: the same calls, the same fingerprint.
-	if gputest.H100s(2).Fingerprint() != gputest.H100s(2).Fingerprint() || gputest.H100s(2).Fingerprint() == gputest.H200s(2).Fingerprint() {
+	first, again := gputest.H100s(2).Fingerprint(), gputest.H100s(2).Fingerprint()
+	if first != again || first == gputest.H200s(2).Fingerprint() {
 		t.Error("fingerprints of built snapshots are not deterministic or not distinct")
 	}
 }
