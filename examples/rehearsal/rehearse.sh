@@ -8,13 +8,17 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 bin="$root/bin/roofline"
+# go-nvml's C bindings warn about deprecated NVML calls on a cold build.
+export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g -Wno-deprecated-declarations}"
+[ -x "$bin" ] || echo "Building bin/roofline (the first build compiles the NVML bindings: a minute or two)..."
 (cd "$root" && go build -o "$bin" ./cmd/roofline)
 cd "$here"
 [ -f models/qwen3-8b/config.json ] || "$bin" model synth -arch Qwen3_8B models/qwen3-8b
 [ -f models/qwen3-30b-a3b/config.json ] || "$bin" model synth -arch Qwen3_30B_A3B models/qwen3-30b-a3b
 "$bin" validate
-"$bin" plan
-"$bin" apply -auto-approve
+# The plan is saved and applied as it is: shown once, applied exactly.
+"$bin" plan -out=.roofline/rehearsal.plan
+"$bin" apply .roofline/rehearsal.plan
 "$bin" status
 echo
 r="$bin -chdir=$here"

@@ -34,6 +34,9 @@ type Target struct {
 	Engine  string // "vllm" | "sglang"
 	// APIKey authenticates the gates' requests; never printed or stored.
 	APIKey string
+	// Version is the pinned engine version; the health gate compares the
+	// engine's own report with it.
+	Version string
 }
 
 // Gates checks a started server.
@@ -752,7 +755,7 @@ func targetFor(host string, port int, d *plan.Desired) Target {
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
 	}
-	return Target{BaseURL: "http://" + net.JoinHostPort(host, strconv.Itoa(port)), Model: d.Model.ServedName, Engine: d.Engine.Kind}
+	return Target{BaseURL: "http://" + net.JoinHostPort(host, strconv.Itoa(port)), Model: d.Model.ServedName, Engine: d.Engine.Kind, Version: d.Engine.Version}
 }
 
 // create starts the desired server, waits for it, gates it, and promotes it;

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/roofline/roofline/internal/config"
@@ -196,7 +197,7 @@ type prober struct {
 }
 
 func (p prober) Probe(ctx context.Context, e *config.Engine) (*engine.Installed, error) {
-	return engine.Probe(ctx, e, p.self, engine.ExecRunner{}, p.cacheDir, p.refresh)
+	return engine.Probe(ctx, e, p.self, probeRunner(), p.cacheDir, p.refresh)
 }
 
 // lock takes the state lock for op, waiting up to timeout.
@@ -259,4 +260,18 @@ func (b *backend) refresher(inventoryFlag string, reprobe bool) *plan.Refresher 
 		Journal:   journal.Path(b.stateDir),
 		StateDir:  b.stateDir,
 	}
+}
+
+// probeRunner runs engine probes with exactly the base environment the
+// process driver gives engines (driver.BuildEnv), plus the probe's own
+// variables (the engine's env, COLUMNS, the air-gap ones).
+func probeRunner() engine.ExecRunner {
+	return engine.ExecRunner{Environ: func(env []string) []string {
+		vars := make(map[string]string, len(env))
+		for _, kv := range env {
+			k, v, _ := strings.Cut(kv, "=")
+			vars[k] = v
+		}
+		return driver.BuildEnv(vars, os.LookupEnv)
+	}}
 }

@@ -47,7 +47,7 @@ var selfExecutable = os.Executable
 
 // flagsRunner runs the probe commands; tests keep the real one and point the
 // engine at a stand-in script.
-var flagsRunner engine.Runner = engine.ExecRunner{}
+var flagsRunner engine.Runner = probeRunner()
 
 func runFlags(m *Meta, args []string) int {
 	fs := newFlags("flags")

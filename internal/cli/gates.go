@@ -11,6 +11,7 @@ import (
 
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/gate"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
@@ -57,6 +58,9 @@ func (g gates) Check(ctx context.Context, t apply.Target, spec *plan.GateSpec) (
 	}
 	if h != nil && !h.OK {
 		return res, fmt.Errorf("health: %s", checksText(h.Failed()))
+	}
+	if err := checkServedVersion(t, h); err != nil {
+		return res, err
 	}
 	if spec != nil && spec.SmokeToolcall {
 		sm, err := gate.Smoke(ctx, client, gt, gate.SmokeOptions{Reasoning: spec.Reasoning})
@@ -242,4 +246,18 @@ func gateVerdict(raw json.RawMessage) string {
 		return "fail"
 	}
 	return "pass"
+}
+
+// checkServedVersion compares the version the running engine reports
+// (/version, /server_info) with the pin: plan checked the pinned version
+// with a probe, and this makes sure the process that actually started is
+// that install (a PATH or venv that differs between the probe and the
+// engine would otherwise go unnoticed). An engine that reports no version
+// passes.
+func checkServedVersion(t apply.Target, h *gate.HealthResult) error {
+	if h == nil || h.Version == "" || t.Version == "" || engine.SameVersion(t.Version, h.Version) {
+		return nil
+	}
+	return fmt.Errorf("health: the engine reports version %s, but the configuration pins %s: the process that started is not the install plan checked. "+
+		"Check the engine's command and its env (PATH, VIRTUAL_ENV, PYTHONPATH), which the probe and the engine share", h.Version, t.Version)
 }

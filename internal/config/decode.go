@@ -810,7 +810,7 @@ func (a attrs) ref(name, kind string) string {
 	}
 	bad := func() string {
 		a.d.errorf(attr.Expr.Range(), "Invalid reference",
-			"The value of %s must be a reference to a %s block, such as %s.NAME (without quotes), or %s.NAME[KEY] for one of a repeated block's instances.", name, kind, kind, kind)
+			"The value of %s must be a reference to %s %s block, such as %s.NAME (without quotes), or %s.NAME[KEY] for one of a repeated block's instances.", name, article(kind), kind, kind, kind)
 		return ""
 	}
 	trav, ds := hcl.AbsTraversalForExpr(attr.Expr)
@@ -884,4 +884,12 @@ func lookupRef(ctx *hcl.EvalContext, kind, name string) cty.Value {
 		return cty.NilVal
 	}
 	return cty.NilVal
+}
+
+// article is "an" before a vowel sound, "a" otherwise ("an engine block").
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }

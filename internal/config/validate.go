@@ -168,7 +168,7 @@ func (ds *diags) serverValues(s *Server) {
 		switch {
 		case u <= 0 || u > 1:
 			ds.errorf(s.Range("gpu_memory_utilization"), "Invalid gpu_memory_utilization",
-				"gpu_memory_utilization is a fraction of each GPU's memory in (0, 1]; %g is outside it. The seed's range is 0.85-0.92.", u)
+				"gpu_memory_utilization is a fraction of each GPU's memory in (0, 1]; %g is outside it. Engines are usually run with 0.85-0.92.", u)
 		case u > MemoryUtilizationWarn:
 			ds.warnf(s.Range("gpu_memory_utilization"), "gpu_memory_utilization above 0.95",
 				"At %g there is too little headroom for activations: engines run out of memory in prefill. Use 0.85-0.92 unless a benchmark at full load proves otherwise.", u)

@@ -38,19 +38,66 @@ func ParseHelp(text string) (*FlagSet, error) {
 		}
 	}
 	var flags []*Flag
-	seen := map[string]bool{}
 	for _, r := range p.raws {
 		f := buildFlag(r, width)
-		if f == nil || f.Name == "--help" || seen[f.Name] {
+		if f == nil || f.Name == "--help" {
 			continue
 		}
-		seen[f.Name] = true
-		flags = append(flags, f)
+		flags = resolveConflicts(flags, f)
 	}
 	if len(flags) == 0 {
 		return nil, ErrNoFlags
 	}
 	return NewFlagSet(flags, p.groups), nil
+}
+
+// resolveConflicts adds f to flags the way argparse's conflict_handler
+// "resolve" does when an option string is declared twice: the later
+// declaration takes it, the earlier flag keeps its other option strings
+// (its name passes to the first that is left) and disappears when none is
+// left. Every option string then belongs to exactly one flag, so Lookup of
+// a flag's own name finds that flag.
+func resolveConflicts(flags []*Flag, f *Flag) []*Flag {
+	taken := map[string]bool{}
+	for _, o := range f.OptionStrings() {
+		taken[o] = true
+	}
+	out := flags[:0]
+	for _, g := range flags {
+		opts := slices.DeleteFunc(g.OptionStrings(), func(o string) bool { return taken[o] })
+		if len(opts) == 0 {
+			continue
+		}
+		if len(opts) != len(g.Aliases)+1 {
+			g.Name, g.Aliases = primaryOf(opts)
+			if g.Aliases == nil {
+				g.Aliases = []string{}
+			}
+		}
+		out = append(out, g)
+	}
+	// f's own strings may repeat ("-c, -c"): keep the first of each.
+	seen := map[string]bool{f.Name: true}
+	f.Aliases = slices.DeleteFunc(slices.Clone(f.Aliases), func(o string) bool {
+		dup := seen[o]
+		seen[o] = true
+		return dup
+	})
+	if f.Aliases == nil {
+		f.Aliases = []string{}
+	}
+	return append(out, f)
+}
+
+// primaryOf picks the name of a flag from its remaining option strings: the
+// first long one, else the first.
+func primaryOf(opts []string) (string, []string) {
+	for i, o := range opts {
+		if strings.HasPrefix(o, "--") {
+			return o, append(slices.Clone(opts[:i]), opts[i+1:]...)
+		}
+	}
+	return opts[0], slices.Clone(opts[1:])
 }
 
 type helpParser struct {

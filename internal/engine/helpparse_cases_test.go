@@ -29,6 +29,19 @@ func TestParseHelpCases(t *testing.T) {
 			n:    1,
 		},
 		{
+			// argparse's conflict_handler="resolve": the later declaration
+			// takes the option string; the earlier flag keeps the rest.
+			name: "an option string declared twice (a flag, then an alias -c)",
+			text: "options:\n  -c, --config CONFIG  config file\n  --chat-template CHAT_TEMPLATE, -c CHAT_TEMPLATE  template\n  --x X, --x X  twice in one flag\n  -q Q  only short\n  --quiet, -q  later takes -q, the earlier loses its only string\n",
+			want: map[string]want{
+				"--config":        {name: "--config", metavar: "CONFIG", takes: true, aliases: []string{}},
+				"--chat-template": {name: "--chat-template", metavar: "CHAT_TEMPLATE", takes: true, aliases: []string{"-c"}},
+				"--x":             {name: "--x", metavar: "X", takes: true, aliases: []string{}},
+				"--quiet":         {name: "--quiet", aliases: []string{"-q"}},
+			},
+			n: 4,
+		},
+		{
 			name: "nargs shapes",
 			text: "options:\n  --a [A [A ...]]  old star\n  --b [B ...]  new star\n  --c C [C ...]  plus\n  --d [D]  optional\n  --e E E  two\n  --f ...  remainder\n",
 			want: map[string]want{
@@ -216,5 +229,20 @@ func TestFilter(t *testing.T) {
 	}
 	if n := len(fs.Filter("zzz-nothing")); n != 0 {
 		t.Errorf("no match expected, got %d", n)
+	}
+}
+
+// TestParseHelpRepeatedOptionLookup: Lookup of a repeated option string
+// finds the flag that took it last, and each flag still by its own name.
+func TestParseHelpRepeatedOptionLookup(t *testing.T) {
+	fs, err := ParseHelp("options:\n  -c, --config CONFIG  config file\n  --chat-template T, -c T  template\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := fs.Lookup("-c"); f == nil || f.Name != "--chat-template" {
+		t.Errorf("Lookup(-c) = %v", f)
+	}
+	if f := fs.Lookup("--config"); f == nil || f.Name != "--config" || len(f.Aliases) != 0 {
+		t.Errorf("Lookup(--config) = %+v", f)
 	}
 }

@@ -18,6 +18,7 @@ func FuzzParseHelp(f *testing.F) {
 		"options:\n  --x, --no-x\n      --y [Y [Y ...]]  (default: (\n",
 		"G:\n  --{a}  b\n  -- \n  ---x\n  -1\n",
 		"options:\n  --a A  h-\n                        ello (default: x)\n",
+		"options:\n  -c, --config C\n  --chat-template T, -c T\n",
 	} {
 		f.Add(s)
 	}
@@ -36,8 +37,12 @@ func FuzzParseHelp(f *testing.F) {
 			if !strings.HasPrefix(fl.Name, "-") {
 				t.Fatalf("flag name %q is not an option", fl.Name)
 			}
-			if got := fs.Lookup(fl.Name); got != fl {
-				t.Fatalf("Lookup(%q) = %v", fl.Name, got)
+			// Every option string belongs to exactly one flag, even one
+			// declared twice (argparse's "resolve": the later one).
+			for _, o := range fl.OptionStrings() {
+				if got := fs.Lookup(o); got != fl {
+					t.Fatalf("Lookup(%q) = %v, want %s", o, got, fl.Name)
+				}
 			}
 			if fl.Choices == nil || fl.Aliases == nil {
 				t.Fatalf("%s: nil slices break the JSON shape", fl.Name)

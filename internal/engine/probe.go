@@ -103,10 +103,15 @@ func (e *RunError) Error() string {
 
 func (e *RunError) Unwrap() error { return e.Err }
 
-// ExecRunner runs commands with os/exec. The environment is the process's
-// own plus env.
+// ExecRunner runs commands with os/exec.
 type ExecRunner struct {
 	Timeout time.Duration // 0: DefaultProbeTimeout
+	// Environ builds the environment from the probe's variables: the CLI
+	// passes the process driver's BuildEnv, so a probe sees exactly the
+	// base environment an engine gets (plan checked vLLM 0.16.0 through
+	// roofline's PATH while the engine, started without it, ran 0.8.5).
+	// nil: roofline's whole environment plus env (tests).
+	Environ func(env []string) []string
 }
 
 // DefaultProbeTimeout bounds one probe command; importing torch for
@@ -128,7 +133,11 @@ func (x ExecRunner) Run(ctx context.Context, argv []string, env []string) ([]byt
 	defer cancel()
 	slog.Debug("engine probe: running", "argv", argv)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	if x.Environ != nil {
+		cmd.Env = x.Environ(env)
+	} else {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	// A child the engine started may keep the pipes open after the engine
 	// is killed: stop waiting for them shortly after.
 	cmd.WaitDelay = 2 * time.Second

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/roofline/roofline/internal/fsx"
 	"maps"
@@ -213,8 +214,12 @@ func Make(in *Inputs) *Plan {
 	}
 	if p.Mode != ModeDestroy {
 		if in.SnapshotErr != nil {
+			detail := in.SnapshotErr.Error()
+			if errors.Is(in.SnapshotErr, gpu.ErrNVMLUnavailable) {
+				detail += "\n\nOn a machine without the GPUs (code review, CI), plan against the GPU host's snapshot: run roofline snapshot -out=host.json there, then roofline plan -review -snapshot=host.json here (docs/apply.md)."
+			}
 			p.Diagnostics = append(p.Diagnostics, &hcl.Diagnostic{Severity: hcl.DiagError,
-				Summary: "No GPU inventory", Detail: in.SnapshotErr.Error()})
+				Summary: "No GPU inventory", Detail: detail})
 		}
 		pl.engineAndModelChecks()
 		for _, name := range cfg.ServerNames() {

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/roofline/roofline/internal/apply"
+	"github.com/roofline/roofline/internal/driver"
+	"github.com/roofline/roofline/internal/gate"
+)
+
+// TestProbeSeesTheEngineEnvironment: the probe of an engine runs with the
+// environment the engine will get (driver.BuildEnv), not roofline's: a
+// variable of the shell roofline runs in (a venv's PATH entry, a stray
+// PYTHONPATH) must not make plan check another install than apply starts.
+func TestProbeSeesTheEngineEnvironment(t *testing.T) {
+	t.Setenv("PYTHONPATH", "/somewhere/else")
+	t.Setenv("ROOFLINE_TEST_STRAY", "1")
+	out, err := probeRunner().Run(context.Background(), []string{"/usr/bin/env"}, []string{"FROM_ENGINE_ENV=1", "COLUMNS=10000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSpace(string(out)), "\n")
+	want := driver.BuildEnv(map[string]string{"FROM_ENGINE_ENV": "1", "COLUMNS": "10000"}, nil)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("probe environment\n%v\nwant the engine's\n%v", got, want)
+	}
+}
+
+func TestHealthGateComparesTheServedVersion(t *testing.T) {
+	for _, tc := range []struct {
+		pinned, served string
+		fails          bool
+	}{
+		{"0.16.0", "0.16.0", false},
+		{"0.16.0", "", false}, // an engine that does not say
+		{"0.16.0", "0.8.5", true},
+	} {
+		err := checkServedVersion(apply.Target{Version: tc.pinned}, &gate.HealthResult{Version: tc.served})
+		if (err != nil) != tc.fails {
+			t.Errorf("pinned %s served %q: %v", tc.pinned, tc.served, err)
+		}
+		if err != nil && (!strings.Contains(err.Error(), "reports version 0.8.5") || !strings.Contains(err.Error(), "pins 0.16.0")) {
+			t.Errorf("the error must give both versions: %v", err)
+		}
+	}
+}
