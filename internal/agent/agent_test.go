@@ -25,6 +25,8 @@ type world struct {
 	healthy  map[string]bool
 	genErr   error
 	fail     error // what a restart returns; nil restarts
+	skip     string
+	lasting  bool
 	reqs     []Request
 	now      time.Time
 	launches int
@@ -64,6 +66,10 @@ func (w *world) Restart(_ context.Context, reqs []Request) []Outcome {
 	w.reqs = append(w.reqs, reqs...)
 	var out []Outcome
 	for _, q := range reqs {
+		if w.skip != "" {
+			out = append(out, Outcome{Name: q.Name, Skipped: w.skip, Lasting: w.lasting})
+			continue
+		}
 		if w.fail != nil {
 			s := w.st.Servers[q.Name]
 			s.Status, s.PID = state.StatusFailed, 0
@@ -432,5 +438,30 @@ func TestHealthzStale(t *testing.T) {
 	now = now.Add(2 * time.Minute)
 	if c := get(); c != 503 {
 		t.Errorf("two minutes without a tick: %d, want 503", c)
+	}
+}
+
+// TestSkips: a passing reason (an apply fixed it meanwhile) is asked again
+// on the next tick; a lasting one (a changed configuration) after the
+// backoff. Neither counts as a failure.
+func TestSkips(t *testing.T) {
+	for _, lasting := range []bool{false, true} {
+		w := newWorld("a")
+		a := testAgent(t, w)
+		w.set(func() { w.alive["a"] = false; w.skip, w.lasting = "its configuration changed", lasting })
+		for i := 0; i < 3; i++ {
+			tick(a)
+			w.advance(5 * time.Second)
+		}
+		want := 3 // every tick
+		if lasting {
+			want = 2 // at 0 s and after the 10 s backoff
+		}
+		if n := len(w.requests()); n != want {
+			t.Errorf("lasting=%v: %d requests in 3 ticks 5 s apart, want %d", lasting, n, want)
+		}
+		if r := a.Report().Servers[0]; r.Failures != 0 || r.GaveUp {
+			t.Errorf("lasting=%v: a skip counted as a failure: %+v", lasting, r)
+		}
 	}
 }

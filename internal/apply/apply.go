@@ -24,6 +24,7 @@ import (
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/proxy"
+	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -303,6 +304,11 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 			addErr(a.update(func(st *state.File) {
 				if s := st.Server(c.Name); s != nil {
 					s.GateHash = c.After.GateHash
+					if s.Status == state.StatusStopping {
+						// Refresh found it alive and ours after an
+						// interrupted stop (plan's reason says so).
+						s.Status = state.StatusReady
+					}
 				}
 			}))
 			if a.Hooks != nil {
@@ -429,6 +435,16 @@ func targetLine(port int, e state.EngineRef) string {
 	return line
 }
 
+// desiredOf is server name's desired state in p; nil when p removes it.
+func desiredOf(p *plan.Plan, name string) *plan.Desired {
+	for _, c := range p.Changes {
+		if c.Name == name {
+			return c.After
+		}
+	}
+	return nil
+}
+
 // drainLimit is the drain_timeout of server name in p, or the default.
 func drainLimit(p *plan.Plan, name string) time.Duration {
 	for _, c := range p.Changes {
@@ -455,6 +471,19 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 			continue
 		}
 		addr := s.Addr()
+		if s.Deposed.Status == state.StatusKept {
+			// A previous instance kept for rollback: stopped once its
+			// window ended (or the server goes), else left alone.
+			if plan.KeptExpired(s, desiredOf(p, name), a.now()) {
+				if err := a.Drivers.Stop(ctx, s.Deposed.Instance, a.StopGrace); err != nil {
+					errs = errors.Join(errs, &ServerError{Addr: addr, Phase: "stop", Err: fmt.Errorf("the previous instance (pid %d): %w", s.Deposed.PID, err)})
+					continue
+				}
+				a.note(addr, "The rollback window ended: the previous instance (pid %d) stopped", s.Deposed.PID)
+				errs = errors.Join(errs, a.update(func(st *state.File) { st.Servers[name].Deposed = nil }))
+			}
+			continue
+		}
 		newAlive := hasProc(s) && a.alive(ctx, s.Instance)
 		switch plan.RecoveryOf(s, ProxyPort(a.StateDir, name), newAlive) {
 		case plan.RecoverForward:
@@ -475,7 +504,11 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 				errs = errors.Join(errs, err)
 				continue
 			}
-			if _, err := a.retire(ctx, addr, name, s.Deposed, s.Proxy, s.BackendPort, drainLimit(p, name)); err != nil {
+			var keep time.Duration
+			if d := desiredOf(p, name); d != nil {
+				keep = d.KeepPrevious
+			}
+			if _, err := a.retire(ctx, addr, name, s.Deposed, s.Proxy, s.BackendPort, drainLimit(p, name), keep); err != nil {
 				errs = errors.Join(errs, err)
 			}
 		case plan.RecoverBack:
@@ -523,7 +556,7 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 // instance stops and the requests it still streams are cut, and counted.
 // Interrupted, it leaves the old instance running and recorded as deposed;
 // the next apply finishes the drain.
-func (a *Applier) retire(ctx context.Context, addr, name string, old *state.Server, current *state.Instance, newBackend int, limit time.Duration) (cut int64, err error) {
+func (a *Applier) retire(ctx context.Context, addr, name string, old *state.Server, current *state.Instance, newBackend int, limit, keep time.Duration) (cut int64, err error) {
 	// The old instance's requests flow through its own proxy when the
 	// rollout moved the endpoint, else through the server's.
 	via := current
@@ -544,6 +577,15 @@ func (a *Applier) retire(ctx context.Context, addr, name string, old *state.Serv
 		// The proxy's status cannot be read (the proxy is gone): nothing
 		// can still flow through it to the old instance.
 		left = 0
+	}
+	if keep > 0 && old.Proxy == nil {
+		// keep_previous: the drained instance stays, idle, for rollback.
+		a.note(addr, "The previous instance (pid %d) is kept for %s: roofline rollback %s switches back to it", old.PID, keep, addr)
+		return 0, a.update(func(st *state.File) {
+			if cur := st.Servers[name]; cur != nil && cur.Deposed != nil {
+				cur.Deposed.Status = state.StatusKept
+			}
+		})
 	}
 	if err := a.Drivers.Stop(ctx, old.Instance, a.StopGrace); err != nil {
 		return 0, &ServerError{Addr: addr, Phase: "stop", Err: fmt.Errorf("the new instance serves, but the old one (pid %d) did not stop: %w", old.PID, err)}
@@ -745,6 +787,17 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	a.mu.Lock()
 	old := a.st.Server(d.Name).Clone()
 	a.mu.Unlock()
+	if old != nil && old.Deposed != nil && old.Deposed.Status == state.StatusKept {
+		// A new rollout replaces the rollback target: the kept previous
+		// instance goes first (its GPU memory is needed).
+		if err := a.Drivers.Stop(ctx, old.Deposed.Instance, a.StopGrace); err != nil {
+			return &ServerError{Addr: c.Addr, Phase: "stop", Err: fmt.Errorf("the kept previous instance (pid %d): %w", old.Deposed.PID, err)}
+		}
+		old.Deposed = nil
+		if err := a.update(func(st *state.File) { st.Servers[d.Name].Deposed = nil }); err != nil {
+			return &ServerError{Addr: c.Addr, Phase: "stop", Err: err}
+		}
+	}
 
 	argv := d.Argv
 	enginePort, engineHost := d.Port, d.Host
@@ -765,6 +818,13 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 		Instance: state.Instance{Driver: d.Driver, LogPath: logPath, LaunchID: newLaunchID()},
 		Status:   state.StatusStarting, CreatedAt: a.now().UTC(),
 		ConfigHash: d.ConfigHash, GateHash: d.GateHash, Predicted: d.Predicted,
+	}
+	if key != "" {
+		prev := ""
+		if old != nil {
+			prev = old.APIKeyHash
+		}
+		rec.APIKeyHash = secret.HashAgainst(key, prev)
 	}
 	if d.Proxy {
 		rec.BackendPort = enginePort
@@ -818,7 +878,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	proc := &inst
 	rec.Instance = inst.Clone()
 	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
-		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
+		return &ServerError{Addr: c.Addr, Phase: "start", Err: unrecorded(err, inst.PID, rec.LaunchID, "its pid")}
 	}
 	a.note(c.Addr, "Started pid %d; waiting for it to load", proc.PID)
 
@@ -866,7 +926,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 		// The gates are recorded before the switch: an apply killed from
 		// here on finishes the rollout forward.
 		if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
-			return &ServerError{Addr: c.Addr, Phase: "gates", Err: err}
+			return &ServerError{Addr: c.Addr, Phase: "gates", Err: unrecorded(err, rec.PID, rec.LaunchID, "that it passed its gates")}
 		}
 		if err := a.ensureProxy(ctx, rec, d, enginePort, key); err != nil {
 			return a.fail(ctx, c, rec, old, cbd, "proxy", err, proc)
@@ -879,16 +939,18 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	rec.Status = state.StatusReady
 	rec.ReadyAt = a.now().UTC()
 	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
-		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
+		return &ServerError{Addr: c.Addr, Phase: "start", Err: unrecorded(err, rec.PID, rec.LaunchID, "that it is ready")}
 	}
 	var cut int64
 	if cbd {
-		n, err := a.retire(ctx, c.Addr, d.Name, rec.Deposed, rec.Proxy, enginePort, d.DrainTimeout)
+		n, err := a.retire(ctx, c.Addr, d.Name, rec.Deposed, rec.Proxy, enginePort, d.DrainTimeout, d.KeepPrevious)
 		if err != nil {
 			return err
 		}
 		cut = n
-		rec.Deposed = nil
+		a.mu.Lock()
+		rec.Deposed = a.st.Server(d.Name).Clone().Deposed // nil, or the kept one
+		a.mu.Unlock()
 	}
 	if a.Journal != nil {
 		a.Journal(rec, c)
@@ -1049,4 +1111,44 @@ func footprintOf(fp *logdiag.Footprint) *state.Footprint {
 		out.MaxConcurrency = *fp.MaxConcurrency
 	}
 	return out
+}
+
+// Rollback switches server name back to the previous instance kept by
+// keep_previous: the proxy is pointed at it (no reload: it runs, loaded and
+// idle), and the instance it replaces is kept in its place, so that a second
+// rollback switches forward again. It returns how long the switch took.
+func (a *Applier) Rollback(ctx context.Context, st *state.File, name string) (*state.File, time.Duration, error) {
+	a.st = st.Clone()
+	s := a.st.Server(name)
+	switch {
+	case s == nil:
+		return a.st, 0, fmt.Errorf("no server %q in the state", name)
+	case s.Deposed == nil || s.Deposed.Status != state.StatusKept:
+		return a.st, 0, fmt.Errorf("server.%s has no previous instance to roll back to (lifecycle { keep_previous = \"10m\" } keeps one after a rollout)", name)
+	case s.Proxy == nil || !a.alive(ctx, *s.Proxy):
+		return a.st, 0, fmt.Errorf("server.%s has no running proxy to switch", name)
+	case !a.alive(ctx, s.Deposed.Instance):
+		return a.st, 0, fmt.Errorf("the previous instance of server.%s (pid %d) is no longer running", name, s.Deposed.PID)
+	}
+	prev := s.Deposed.Clone()
+	start := time.Now()
+	if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), statusOf(s.Proxy, a.StateDir, name), targetLine(prev.BackendPort, prev.Engine), 10*time.Second); err != nil {
+		return a.st, 0, err
+	}
+	took := time.Since(start)
+	cur := s.Clone()
+	cur.Deposed, cur.Proxy = nil, nil
+	cur.Status = state.StatusKept
+	prev.Status, prev.ReadyAt, prev.Proxy, prev.Deposed = state.StatusReady, a.now().UTC(), s.Proxy, cur
+	err := a.update(func(st *state.File) { st.Set(prev) })
+	return a.st, took, err
+}
+
+// unrecorded explains a state write that failed after an engine started
+// (a full disk, a read-only state directory): the engine keeps running,
+// what the state holds, and how the next command finds it.
+func unrecorded(err error, pid int, launchID, what string) error {
+	return fmt.Errorf("%w. The engine (pid %d) is still running, but the state could not record %s. "+
+		"The state holds its launch id %s (written before the start), so the next roofline plan finds it and adopts it once the state can be written; "+
+		"to stop it by hand: kill -TERM -%d", err, pid, what, launchID, pid)
 }

@@ -71,6 +71,16 @@ type Observation struct {
 	Found *state.Instance
 }
 
+// KeptExpired reports whether the previous instance kept beside s (for
+// keep_previous) has outlived its window: the server's keep_previous, from
+// when s became ready. No desired server, or no keep_previous, ends it.
+func KeptExpired(s *state.Server, d *Desired, now time.Time) bool {
+	if d == nil || d.KeepPrevious <= 0 {
+		return true
+	}
+	return now.After(s.ReadyAt.Add(d.KeepPrevious))
+}
+
 // Recovery is what an interrupted create-before-destroy rollout (a state
 // with a deposed instance) needs. Plan describes it and apply does it, both
 // through RecoveryOf, so they agree.
@@ -203,7 +213,9 @@ func Make(in *Inputs) *Plan {
 		return p
 	}
 	if p.Mode != ModeDestroy {
-		if in.SnapshotErr != nil {
+		// No server on this host (all on clusters, docs/kubernetes.md): no
+		// GPU of this host is needed.
+		if in.SnapshotErr != nil && (cfg == nil || len(cfg.Servers) > 0) {
 			detail := in.SnapshotErr.Error()
 			if errors.Is(in.SnapshotErr, gpu.ErrNVMLUnavailable) {
 				detail += "\n\nOn a machine without the GPUs (code review, CI), plan against the GPU host's snapshot: run roofline snapshot -out=host.json there, then roofline plan -review -snapshot=host.json here (docs/apply.md)."
@@ -595,6 +607,7 @@ func (pl *planner) desire(s *config.Server) {
 	d.Proxy = s.Lifecycle.CreateBeforeDestroy || (d.Keyed && e.Kind == config.KindSGLang)
 	if d.Proxy {
 		d.BackendPorts = pl.in.Config.BackendPortRange()
+		d.KeepPrevious = s.Lifecycle.KeepPrevious
 		d.DrainTimeout = s.Lifecycle.DrainTimeout
 		if d.DrainTimeout <= 0 {
 			d.DrainTimeout = config.DefaultDrainTimeout
@@ -618,10 +631,18 @@ func (pl *planner) desire(s *config.Server) {
 		Proxy  bool
 	}{hashArgv[min(prefix, len(hashArgv)):], hashEnv, d.GPUs, d.Host, d.Port, d.Engine, modelIdentity(d.Model), d.Driver, d.Image, d.Proxy})
 	if d.Keyed {
-		// A new key needs a restart. Only a digest of it enters the hash
-		// (and unkeyed servers keep the hash they had).
-		sum := sha256.Sum256([]byte("roofline api key\x00" + d.APIKey))
-		d.ConfigHash = hashOf(struct{ Base, KeyFile, Key string }{d.ConfigHash, d.APIKeyFile, hex.EncodeToString(sum[:])})
+		// Keyed or not, and where the key comes from, need a restart; the
+		// key itself stays out of the hash (an unsalted digest of it could
+		// be guessed offline): a new key is found against the state's
+		// salted hash of it (secretChanges). Unkeyed servers keep the hash
+		// they had.
+		d.ConfigHash = hashOf(struct{ Base, KeyFile string }{d.ConfigHash, d.APIKeyFile})
+		if d.APIKeyFile != "" && pl.in.ReadHostFile != nil {
+			if k, err := pl.in.ReadHostFile(d.APIKeyFile); err == nil {
+				pl.host[s.Name][apiKeyPath] = strings.TrimSpace(k)
+				pl.p.Secrets.Add(strings.TrimSpace(k))
+			}
+		}
 	}
 	if t := pl.triggerFiles(s); t != "" {
 		// Only servers with trigger files hash them: the others' hashes
@@ -694,7 +715,8 @@ func (pl *planner) diff() {
 			after = nil
 		}
 		obs := pl.in.Observed[name]
-		if before != nil && before.Deposed != nil {
+		kept := before != nil && before.Deposed != nil && before.Deposed.Status == state.StatusKept
+		if before != nil && before.Deposed != nil && !kept {
 			proxyPort, alive := 0, obs == nil || obs.Alive
 			if obs != nil {
 				proxyPort = obs.ProxyPort
@@ -788,6 +810,19 @@ func (pl *planner) diff() {
 			if cs := pl.in.Config.Servers[name]; cs != nil && cs.Lifecycle.CreateBeforeDestroy {
 				c.Action = CreateThenDelete
 			}
+		case kept && !KeptExpired(before, after, pl.in.Now):
+			c.Action = NoOp
+		case kept:
+			c.Action = Update
+			c.Reason = fmt.Sprintf("the rollback window ended: stop the previous instance (pid %d)", before.Deposed.PID)
+		case before.Status == state.StatusStopping && obs != nil && obs.Alive && after != nil:
+			// A destroy was interrupted after it recorded "stopping": the
+			// process still runs, and refresh found it is still ours (same
+			// pid, start time and boot id). Apply records it as running.
+			c.Action = Update
+			c.Reason = fmt.Sprintf("a stop was interrupted: pid %d still runs and is still the one roofline started; apply records it as ready again", before.PID)
+			pl.p.Drift = append(pl.p.Drift, &Drift{Addr: "server." + name, Summary: "recorded as stopping, but still running",
+				Detail: fmt.Sprintf("pid %d (same start time and boot id) survived an interrupted stop", before.PID)})
 		case before.Deposed != nil:
 			// The rollout switched over but was killed before it stopped
 			// the old instance: apply stops it (nothing else changes).

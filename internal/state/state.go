@@ -25,6 +25,9 @@ const (
 	StatusReady    = "ready"    // passed its gates
 	StatusFailed   = "failed"   // failed a gate or exited; kept so plan can report it
 	StatusStopping = "stopping" // a stop was requested and not confirmed
+	// StatusKept marks a deposed instance kept after a rollout for
+	// lifecycle's keep_previous: drained, idle, ready for roofline rollback.
+	StatusKept = "kept"
 )
 
 // Drivers that run a server.
@@ -34,7 +37,7 @@ const (
 )
 
 var (
-	knownStatus = map[string]bool{StatusStarting: true, StatusReady: true, StatusFailed: true, StatusStopping: true}
+	knownStatus = map[string]bool{StatusStarting: true, StatusReady: true, StatusFailed: true, StatusStopping: true, StatusKept: true}
 )
 
 // File is one state: everything roofline started and still manages.
@@ -73,6 +76,9 @@ type Server struct {
 	// (IsSecretName): "env.KEY" and "argv[I]" paths, from sensitive
 	// variables and host secrets. They are stored hashed like the others.
 	Sensitive []string `json:"sensitive,omitempty"`
+	// APIKeyHash is the salted hash (internal/secret) of the API key the
+	// engine was started with, so that plan sees a rotated key.
+	APIKeyHash string `json:"api_key_hash,omitempty"`
 	// CommandLen is how many leading words of Argv are the engine's command
 	// (an install path, not a setting); plan's argv diff skips them.
 	CommandLen int `json:"command_len,omitempty"`
