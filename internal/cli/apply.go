@@ -187,7 +187,22 @@ func runApply(m *Meta, args []string, destroy bool) int {
 			return ExitError
 		}
 	}
-	if !p.HasChanges() && !(p.Mode == plan.ModeRefreshOnly && len(p.Drift) > 0) {
+	// Servers on Kubernetes clusters (kube.go): planned now, applied after
+	// the host's servers. A saved plan file holds the host's servers only.
+	var clusters []*clusterRun
+	clusterChanges := false
+	if fs.NArg() == 0 && p.Mode != plan.ModeRefreshOnly && stream == nil { // -json streams cover the host
+		var cok bool
+		clusters, cok = planClusters(m, b.full, destroy)
+		if !cok {
+			fmt.Fprintln(m.Err, "\nThe cluster plan has errors: fix them and run apply again. Nothing was changed.")
+			return ExitError
+		}
+		for _, r := range clusters {
+			clusterChanges = clusterChanges || r.plan.HasChanges()
+		}
+	}
+	if !p.HasChanges() && !clusterChanges && !(p.Mode == plan.ModeRefreshOnly && len(p.Drift) > 0) {
 		if stream != nil {
 			views.ApplySummary(stream, 0, 0, 0, destroy)
 		} else if fs.NArg() == 1 {
@@ -257,6 +272,12 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		reportApplyErrors(m, err)
 		fmt.Fprint(m.Err, m.colorize("\n[red][bold]Apply failed.[reset] "))
 		fmt.Fprintf(m.Err, "%d server(s) failed; the others went on. Run roofline status to see what runs.\n", countErrs(err))
+		return ExitError
+	}
+	if err := applyClusters(m, clusters, destroy); err != nil {
+		fmt.Fprintf(m.Err, "\nError: %v\n", err)
+		fmt.Fprint(m.Err, m.colorize("\n[red][bold]Apply failed[reset] on the cluster. "))
+		fmt.Fprintln(m.Err, "Run roofline plan to see what runs there.")
 		return ExitError
 	}
 	verb := "Apply"

@@ -303,6 +303,7 @@ func runPlan(m *Meta, args []string) int {
 	}
 	defer unlock()
 	j := p.ToJSON()
+	clusterChanges := false
 	switch {
 	case o.json:
 		views.PlanStream(views.NewStream(m.Out), j)
@@ -317,6 +318,18 @@ func runPlan(m *Meta, args []string) int {
 			plan.RenderHuman(m.Out, j, m.colorize)
 		}
 		views.WriteWarnings(m.Out, p.Files, warns, m.CompactWarnings, m.Color)
+		// Servers on Kubernetes clusters are planned against their cluster
+		// (kube.go); the JSON and markdown views cover the host's servers.
+		if mode != plan.ModeRefreshOnly {
+			runs, ok := planClusters(m, b.full, mode == plan.ModeDestroy)
+			if !ok {
+				fmt.Fprintln(m.Err, "\nThe cluster plan has errors: fix them and run roofline plan again. Nothing was changed.")
+				return ExitError
+			}
+			for _, r := range runs {
+				clusterChanges = clusterChanges || r.plan.HasChanges()
+			}
+		}
 	}
 	if p.HasErrors() {
 		if !o.json && o.format != "markdown" {
@@ -349,7 +362,7 @@ func runPlan(m *Meta, args []string) int {
 	if code, failed := failOnPolicy(m, o.failOn, p); failed {
 		return code
 	}
-	if o.detailed && (p.HasChanges() || len(p.Drift) > 0) {
+	if o.detailed && (p.HasChanges() || clusterChanges || len(p.Drift) > 0) {
 		// Drift is a change: a scheduled drift check reads this code.
 		return ExitChanges
 	}

@@ -81,9 +81,14 @@ type Rendered struct {
 	Name string
 	// Hash covers everything whose change needs new pods; it names the
 	// workload, so that a replacement is a second object (blue/green).
-	Hash        string
-	Namespace   string
-	Workload    *unstructured.Unstructured // a Deployment or a LeaderWorkerSet
+	Hash      string
+	Namespace string
+	Workload  *unstructured.Unstructured // a Deployment or a LeaderWorkerSet
+	// Preview is the generation's own Service (named like the workload):
+	// the gates reach the new pods through it before the Service switches.
+	Preview *unstructured.Unstructured
+	// Service is the server's stable Service; its selector names the
+	// generation that serves.
 	Service     *unstructured.Unstructured
 	Argv        []string // the leader's (or only pod's) command
 	WorkerArgv  []string // the workers' command; nil for one node
@@ -98,10 +103,10 @@ type Rendered struct {
 	StartupBudget time.Duration
 }
 
-// Objects returns the server's objects, Service last: apply creates the
-// workload first so that the Service never selects nothing it does not have.
+// Objects returns the server's objects in the order apply writes them:
+// the Service last, once its generation passed the gates.
 func (r *Rendered) Objects() []*unstructured.Unstructured {
-	return []*unstructured.Unstructured{r.Workload, r.Service}
+	return []*unstructured.Unstructured{r.Workload, r.Preview, r.Service}
 }
 
 // WorkloadName is the workload object's name for a config hash.
@@ -146,7 +151,8 @@ func Render(spec Spec) (*Rendered, hcl.Diagnostics) {
 		}{leader, worker, r.Nodes})
 		r.Workload = r.leaderWorkerSet(spec, leader, worker)
 	}
-	r.Service = r.service(spec)
+	r.Service = r.service(spec, r.Name, r.labels(""))
+	r.Preview = r.service(spec, WorkloadName(r.Name, r.Hash), r.labels(r.Hash))
 	return r, diags
 }
 
@@ -340,6 +346,9 @@ func (r *Rendered) leaderWorkerSet(spec Spec, leader, worker *corev1.PodTemplate
 				// whole group restarts together.
 				RestartPolicy: lwsv1.RecreateGroupOnPodRestart,
 			},
+			// Workers start with the leader: the engines' rendezvous needs all
+			// ranks, so waiting for a Ready leader (LeaderReady) would deadlock.
+			StartupPolicy: lwsv1.LeaderCreatedStartupPolicy,
 			RolloutStrategy: lwsv1.RolloutStrategy{
 				Type: lwsv1.RollingUpdateStrategyType,
 				RollingUpdateConfiguration: &lwsv1.RollingUpdateConfiguration{
@@ -351,14 +360,14 @@ func (r *Rendered) leaderWorkerSet(spec Spec, leader, worker *corev1.PodTemplate
 	return toUnstructured(l)
 }
 
-func (r *Rendered) service(spec Spec) *unstructured.Unstructured {
+func (r *Rendered) service(spec Spec, name string, labels map[string]string) *unstructured.Unstructured {
 	sel := r.labels(r.Hash)
 	sel[LabelRole] = "leader"
 	svc := &corev1.Service{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: r.Name, Namespace: r.Namespace,
-			Labels: r.labels(""), Annotations: r.annotations(spec),
+			Name: name, Namespace: r.Namespace,
+			Labels: labels, Annotations: r.annotations(spec),
 		},
 		Spec: corev1.ServiceSpec{
 			// Cluster-internal: exposing it (Ingress, Gateway) is the cluster's business.

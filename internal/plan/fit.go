@@ -104,6 +104,7 @@ func (pl *planner) fit(s *config.Server, e *config.Engine, mr ModelResult, d *De
 		free = nil
 	}
 	in := vram.Input{
+		HCL:                  true,
 		Engine:               e.Kind,
 		EngineVersion:        inst.Version,
 		Model:                spec,
@@ -175,7 +176,11 @@ func suggestions(res *vram.Result) string {
 	if len(res.Suggestions) == 0 {
 		return ""
 	}
-	return " Try: " + strings.Join(res.Suggestions, "; ") + "."
+	parts := make([]string, len(res.Suggestions))
+	for i, sg := range res.Suggestions {
+		parts[i] = strings.TrimSuffix(sg, ".")
+	}
+	return " Try: " + strings.Join(parts, "; ") + "."
 }
 
 // FitTable renders the per-rank VRAM table of one server.

@@ -22,7 +22,14 @@ import (
 // planSource plans one configuration source against reference engines.
 func planSource(t *testing.T, src []byte, prior *state.File, obs map[string]*Observation) *Plan {
 	t.Helper()
-	cfg, diags := config.Load(models, []string{"main.hcl"}, map[string][]byte{"main.hcl": src})
+	return planSourceIn(t, models, src, prior, obs)
+}
+
+// planSourceIn is planSource with the configuration rooted at dir (an
+// example's modules resolve against it).
+func planSourceIn(t *testing.T, dir string, src []byte, prior *state.File, obs map[string]*Observation) *Plan {
+	t.Helper()
+	cfg, diags := config.Load(dir, []string{"main.hcl"}, map[string][]byte{"main.hcl": src})
 	if diags.HasErrors() {
 		t.Fatalf("config: %v\n%s", diags, src)
 	}
@@ -134,7 +141,11 @@ server "gated" {
 func TestCommentsAndOrderChangeNothing(t *testing.T) {
 	for name, src := range semanticFixtures(t) {
 		t.Run(name, func(t *testing.T) {
-			first := planSource(t, src, nil, nil)
+			dir := models
+			if strings.HasPrefix(name, "examples/") {
+				dir, _ = filepath.Abs(filepath.Join("../..", filepath.Dir(name)))
+			}
+			first := planSourceIn(t, dir, src, nil, nil)
 			st, obs := stateFrom(first)
 			if len(st.Servers) == 0 {
 				t.Fatalf("no server rendered; diagnostics: %v", summaries(first))
@@ -143,7 +154,7 @@ func TestCommentsAndOrderChangeNothing(t *testing.T) {
 			if string(rewritten) == string(src) {
 				t.Fatal("the rewrite changed nothing")
 			}
-			again := planSource(t, rewritten, st, obs)
+			again := planSourceIn(t, dir, rewritten, st, obs)
 			for _, c := range again.Changes {
 				if c.Action != NoOp {
 					t.Errorf("%s: %s (%s) after a cosmetic rewrite\n%s", c.Addr, c.Action.Symbol(), c.Reason, rewritten)

@@ -60,6 +60,10 @@ type File struct {
 	Ports map[string]string `json:"ports,omitempty"`
 	// LastBench is each server's newest journal entry with bench figures.
 	LastBench map[string]*journal.Entry `json:"last_bench,omitempty"`
+	// Calibrations are the engines' measured start-up figures of the state
+	// directory: a review plan predicts memory as the host's plan would
+	// (measured / estimated / uncalibrated).
+	Calibrations *state.Calibrations `json:"calibrations,omitempty"`
 }
 
 // Server is the liveness and health of one server of the state.
@@ -106,7 +110,7 @@ func Take(in *plan.Inputs, ports plan.PortChecker, host string, now time.Time) *
 		FormatVersion: FormatVersion, RooflineVersion: version.Version, CreatedAt: now.UTC(),
 		Host: host, Self: in.Self, State: in.Prior,
 		Servers: map[string]*Server{}, Engines: map[string]*Engine{}, Models: map[string]*Model{},
-		GPUProcesses: []GPUProcess{}, LastBench: in.LastBench,
+		GPUProcesses: []GPUProcess{}, LastBench: in.LastBench, Calibrations: in.Calibrations,
 	}
 	if f.State == nil {
 		f.State = state.NewFile()
@@ -185,7 +189,7 @@ func (f *File) Inputs(cfg *config.Config) *plan.Inputs {
 	in := &plan.Inputs{
 		Config: cfg, Prior: f.State, Snapshot: f.GPUs,
 		Engines: map[string]plan.EngineResult{}, Models: map[string]plan.ModelResult{},
-		Observed: map[string]*plan.Observation{}, LastBench: f.LastBench,
+		Observed: map[string]*plan.Observation{}, LastBench: f.LastBench, Calibrations: f.Calibrations,
 		Ports: ports(f.Ports), Self: f.Self,
 	}
 	if f.GPUs == nil {

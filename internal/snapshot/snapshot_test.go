@@ -27,7 +27,9 @@ func TestTakeAttributesAndHidesSecrets(t *testing.T) {
 	in := &plan.Inputs{Prior: st, Snapshot: snap,
 		Observed: map[string]*plan.Observation{"web": {Alive: true, Healthy: &healthy, GPUPids: []int{100}}},
 		Engines:  map[string]plan.EngineResult{"broken": {Err: errors.New("no such file")}},
-		Models:   map[string]plan.ModelResult{}}
+		Models:   map[string]plan.ModelResult{},
+		Calibrations: &state.Calibrations{FormatVersion: 1, Records: []state.Calibration{
+			{Key: state.CalibrationKey{Engine: "vllm", MaxModelLen: 8192}, Server: "web", KVTokens: 351264}}}}
 	f := Take(in, nil, "gpu-01", time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	var buf bytes.Buffer
 	if err := f.Write(&buf); err != nil {
@@ -55,6 +57,10 @@ func TestTakeAttributesAndHidesSecrets(t *testing.T) {
 	pin := back.Inputs(nil)
 	if o := pin.Observed["web"]; o == nil || !o.Alive || len(o.GPUPids) != 1 || back.Host != "gpu-01" || pin.Snapshot == nil || pin.Snapshot.Fingerprint() != f.GPUs.Fingerprint() {
 		t.Errorf("round trip: %+v", pin.Observed["web"])
+	}
+	// The calibrations travel, so that a review plan predicts as the host's.
+	if c := pin.Calibrations.Exact(state.CalibrationKey{Engine: "vllm", MaxModelLen: 8192}); c == nil || c.KVTokens != 351264 {
+		t.Errorf("calibrations lost: %+v", pin.Calibrations)
 	}
 	if back.Engines["broken"].Error != "no such file" {
 		t.Errorf("engine error lost: %+v", back.Engines["broken"])

@@ -26,6 +26,10 @@ const GiB = 1 << 30
 
 // Input is one server to size: a model on TP x PP GPUs of one kind.
 type Input struct {
+	// HCL words suggestions as the server block's attributes
+	// (tensor_parallel = 2) instead of the vram command's flags (-tp 2).
+	HCL bool
+
 	Engine string // "vllm" (default) or "sglang"
 	// EngineVersion selects the behaviour: vLLM < 0.8 is the V0 engine;
 	// >= 0.21 deducts a CUDA-graph estimate and defaults utilization to 0.92.

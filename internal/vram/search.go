@@ -121,32 +121,52 @@ func (r *run) suggest(res *Result) {
 		return
 	}
 	add := func(format string, a ...any) { res.Suggestions = append(res.Suggestions, fmt.Sprintf(format, a...)) }
+	// Each suggestion satisfies every constraint at once (the concurrency
+	// included), so following one never leads into the next error.
 	if t := res.MinTPFit; t > r.in.TP {
 		if c, err := r.withTP(t); err == nil {
-			cr := c.compute()
-			add("Raise TP to %d (-tp %d): %s of weights per GPU, %d KV tokens, %.2f requests of %d tokens at once.",
-				t, t, gib(cr.WeightsBytes), cr.KVTokens, cr.MaxConcurrency, r.maxLen)
+			if cr := c.compute(); cr.Fits {
+				how := fmt.Sprintf("-tp %d", t)
+				if r.in.HCL {
+					how = fmt.Sprintf("tensor_parallel = %d, with %d GPUs in gpus", t, t*max(r.in.PP, 1))
+				}
+				add("Raise TP to %d (%s): %s of weights per GPU, %d KV tokens, %.2f requests of %d tokens at once.",
+					t, how, gib(cr.WeightsBytes), cr.KVTokens, cr.MaxConcurrency, r.maxLen)
+			}
 		}
 	}
-	if l := res.MaxModelLenFit; l > 0 && l < int64(r.maxLen) {
-		add("Lower the context to %d tokens (-ctx %d), the longest one request fits in.", l, l)
+	ctx := func(l int64) string {
+		if r.in.HCL {
+			return fmt.Sprintf("max_model_len = %d", l)
+		}
+		return fmt.Sprintf("-ctx %d", l)
+	}
+	if l := res.MaxModelLenFit; l > 0 && l < int64(r.maxLen) && r.conc <= 1 {
+		add("Lower the context to %d tokens (%s), the longest one request fits in.", l, ctx(l))
 	}
 	if r.conc > 1 {
 		if lc := r.largestLen(r.conc); lc > 0 && lc < int64(r.maxLen) {
-			add("Lower the context to %d tokens (-ctx %d) to hold %d requests at once.", lc, lc, r.conc)
+			add("Lower the context to %d tokens (%s) to hold %d requests at once.", lc, ctx(lc), r.conc)
 		}
 	}
 	if r.elem.size >= 2 {
 		c := *r
 		c.elem = kvElem{size: 1}
 		if cr := c.compute(); cr.Fits {
-			add("Use an fp8 KV cache (-kv-cache-dtype fp8): %d KV tokens, %.2f requests of %d tokens at once.",
-				cr.KVTokens, cr.MaxConcurrency, r.maxLen)
+			how := "-kv-cache-dtype fp8"
+			if r.in.HCL {
+				how = `kv_cache_dtype = "fp8"`
+			}
+			add("Use an fp8 KV cache (%s): %d KV tokens, %.2f requests of %d tokens at once.",
+				how, cr.KVTokens, cr.MaxConcurrency, r.maxLen)
 		}
 	}
 	flag := "-util (--gpu-memory-utilization)"
 	if r.in.Engine == SGLang {
 		flag = "-util (--mem-fraction-static)"
+	}
+	if r.in.HCL {
+		flag = "gpu_memory_utilization"
 	}
 	if r.refused(res) {
 		minFree := res.Ranks[0].FreeBytes

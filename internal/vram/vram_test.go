@@ -1,6 +1,7 @@
 package vram
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -516,5 +517,36 @@ func TestParseVersion(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("%q: %v %v, want %v", c.in, got, err, c.want)
 		}
+	}
+}
+
+// TestSuggestionsInHCLSatisfyEveryConstraint: plan's suggestions name the
+// server block's attributes, and each one, followed, fits the
+// concurrency too.
+func TestSuggestionsInHCLSatisfyEveryConstraint(t *testing.T) {
+	in := h100(llama33_70B_FP8.spec(), 2, 131072)
+	in.Concurrency, in.HCL = 8, true
+	res := mustEstimate(t, in)
+	all := strings.Join(res.Suggestions, "\n")
+	if res.Fits || strings.Contains(all, "-ctx") || strings.Contains(all, "-tp ") || strings.Contains(all, "-util") {
+		t.Fatalf("suggestions %q", res.Suggestions)
+	}
+	if strings.Contains(all, "the longest one request fits in") {
+		t.Errorf("a context for one request is suggested although 8 are required: %q", res.Suggestions)
+	}
+	var ctx int
+	for _, s := range res.Suggestions {
+		if i := strings.Index(s, "max_model_len = "); i >= 0 {
+			if _, err := fmt.Sscanf(s[i:], "max_model_len = %d", &ctx); err == nil {
+				break
+			}
+		}
+	}
+	if ctx == 0 {
+		t.Fatalf("no max_model_len suggestion: %q", res.Suggestions)
+	}
+	in.MaxModelLen = ctx
+	if r := mustEstimate(t, in); !r.Fits {
+		t.Errorf("max_model_len = %d, as suggested, does not fit 8 requests: %q", ctx, r.Reasons)
 	}
 }

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/gate"
+	"github.com/roofline/roofline/internal/kube"
+	"github.com/roofline/roofline/internal/kube/live"
+	"github.com/roofline/roofline/internal/model"
+	"github.com/roofline/roofline/internal/views"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// clusterRun is one cluster's plan and the client that made it.
+type clusterRun struct {
+	client *live.Client
+	plan   *live.Plan
+	specs  []kube.Spec
+}
+
+// planClusters plans the servers of every cluster block against its
+// cluster (docs/kubernetes.md) and prints each plan. A configuration with
+// no cluster block plans nothing. ok is false when a plan has errors.
+func planClusters(m *Meta, cfg *config.Config, destroy bool) ([]*clusterRun, bool) {
+	if cfg == nil || len(cfg.Clusters) == 0 {
+		return nil, true
+	}
+	ctx := context.Background()
+	ok := true
+	var runs []*clusterRun
+	for _, name := range cfg.ClusterNames() {
+		cl := cfg.Clusters[name]
+		var specs []kube.Spec
+		for _, sname := range cfg.ClusterServers() {
+			s := cfg.Servers[sname]
+			if s.Cluster == name {
+				specs = append(specs, kube.Spec{Server: s, Model: cfg.Models[s.Model], Engine: cfg.Engines[s.Engine], Cluster: cl})
+			}
+		}
+		rc, err := live.RESTConfig(cl)
+		var c *live.Client
+		if err == nil {
+			c, err = live.NewClient(rc, cl.Name, cl.Namespace)
+		}
+		if err != nil {
+			fmt.Fprintf(m.Err, "\nError: %v\n", err)
+			ok = false
+			continue
+		}
+		p := c.Plan(ctx, specs, destroy, &live.Preflight{Inspect: model.Inspect})
+		errs, warns := views.Split(p.Diags)
+		views.WriteDiagnostics(m.Err, cfg.Files, errs, m.Color)
+		if !p.Diags.HasErrors() {
+			fmt.Fprint(m.Out, live.Human(p))
+		} else {
+			ok = false
+		}
+		views.WriteWarnings(m.Out, cfg.Files, warns, m.CompactWarnings, m.Color)
+		runs = append(runs, &clusterRun{client: c, plan: p, specs: specs})
+	}
+	return runs, ok
+}
+
+// applyClusters carries out the cluster plans: server-side apply, the
+// rollout, the health gate through the generation's Service, the switch.
+func applyClusters(m *Meta, runs []*clusterRun, destroy bool) error {
+	ctx := context.Background()
+	for _, r := range runs {
+		if !r.plan.HasChanges() {
+			continue
+		}
+		a := &live.Applier{
+			Client:  r.client,
+			Resolve: clusterIPResolver{},
+			Gate: func(ctx context.Context, addr, base string) error {
+				name := ""
+				for _, s := range r.specs {
+					if s.Server.Addr() == addr {
+						name = s.Model.ServedName
+					}
+				}
+				_, err := gate.Health(ctx, gate.NewClient(2), gate.Target{BaseURL: base, Model: name})
+				return err
+			},
+			Progress: func(format string, args ...any) { fmt.Fprintf(m.Out, format+"\n", args...) },
+		}
+		var err error
+		if destroy {
+			err = a.Destroy(ctx, r.plan)
+		} else {
+			err = a.Apply(ctx, r.plan)
+		}
+		if err != nil {
+			return fmt.Errorf("cluster %q: %w", r.plan.Cluster, err)
+		}
+	}
+	return nil
+}
+
+// clusterIPResolver reaches a Service at its cluster IP: apply must run
+// where the cluster network is routed (a node, a pod, a VPN into it).
+type clusterIPResolver struct{}
+
+func (clusterIPResolver) Resolve(_ context.Context, svc *corev1.Service) (string, func(), error) {
+	if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone || len(svc.Spec.Ports) == 0 {
+		return "", nil, fmt.Errorf("Service %s has no cluster IP and port", svc.Name)
+	}
+	return "http://" + net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(int(svc.Spec.Ports[0].Port))), func() {}, nil
+}
