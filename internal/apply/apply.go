@@ -303,6 +303,11 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 			addErr(a.update(func(st *state.File) {
 				if s := st.Server(c.Name); s != nil {
 					s.GateHash = c.After.GateHash
+					if s.Status == state.StatusStopping {
+						// Refresh found it alive and ours after an
+						// interrupted stop (plan's reason says so).
+						s.Status = state.StatusReady
+					}
 				}
 			}))
 			if a.Hooks != nil {
@@ -819,7 +824,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	proc := &inst
 	rec.Instance = inst.Clone()
 	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
-		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
+		return &ServerError{Addr: c.Addr, Phase: "start", Err: unrecorded(err, inst.PID, rec.LaunchID, "its pid")}
 	}
 	a.note(c.Addr, "Started pid %d; waiting for it to load", proc.PID)
 
@@ -867,7 +872,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 		// The gates are recorded before the switch: an apply killed from
 		// here on finishes the rollout forward.
 		if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
-			return &ServerError{Addr: c.Addr, Phase: "gates", Err: err}
+			return &ServerError{Addr: c.Addr, Phase: "gates", Err: unrecorded(err, rec.PID, rec.LaunchID, "that it passed its gates")}
 		}
 		if err := a.ensureProxy(ctx, rec, d, enginePort, key); err != nil {
 			return a.fail(ctx, c, rec, old, cbd, "proxy", err, proc)
@@ -880,7 +885,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	rec.Status = state.StatusReady
 	rec.ReadyAt = a.now().UTC()
 	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
-		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
+		return &ServerError{Addr: c.Addr, Phase: "start", Err: unrecorded(err, rec.PID, rec.LaunchID, "that it is ready")}
 	}
 	var cut int64
 	if cbd {
@@ -1050,4 +1055,13 @@ func footprintOf(fp *logdiag.Footprint) *state.Footprint {
 		out.MaxConcurrency = *fp.MaxConcurrency
 	}
 	return out
+}
+
+// unrecorded explains a state write that failed after an engine started
+// (a full disk, a read-only state directory): the engine keeps running,
+// what the state holds, and how the next command finds it.
+func unrecorded(err error, pid int, launchID, what string) error {
+	return fmt.Errorf("%w. The engine (pid %d) is still running, but the state could not record %s. "+
+		"The state holds its launch id %s (written before the start), so the next roofline plan finds it and adopts it once the state can be written; "+
+		"to stop it by hand: kill -TERM -%d", err, pid, what, launchID, pid)
 }

@@ -788,6 +788,14 @@ func (pl *planner) diff() {
 			if cs := pl.in.Config.Servers[name]; cs != nil && cs.Lifecycle.CreateBeforeDestroy {
 				c.Action = CreateThenDelete
 			}
+		case before.Status == state.StatusStopping && obs != nil && obs.Alive && after != nil:
+			// A destroy was interrupted after it recorded "stopping": the
+			// process still runs, and refresh found it is still ours (same
+			// pid, start time and boot id). Apply records it as running.
+			c.Action = Update
+			c.Reason = fmt.Sprintf("a stop was interrupted: pid %d still runs and is still the one roofline started; apply records it as ready again", before.PID)
+			pl.p.Drift = append(pl.p.Drift, &Drift{Addr: "server." + name, Summary: "recorded as stopping, but still running",
+				Detail: fmt.Sprintf("pid %d (same start time and boot id) survived an interrupted stop", before.PID)})
 		case before.Deposed != nil:
 			// The rollout switched over but was killed before it stopped
 			// the old instance: apply stops it (nothing else changes).

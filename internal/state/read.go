@@ -28,6 +28,9 @@ const maxStateSize = 64 << 20
 func Read(path string) (*File, error) {
 	data, err := readLimited(path)
 	if errors.Is(err, fs.ErrNotExist) {
+		if err := missingWithBackup(path); err != nil {
+			return nil, err
+		}
 		return NewFile(), nil
 	}
 	if errors.Is(err, fsx.ErrSymlink) {
@@ -315,4 +318,34 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// MissingStateError is a state file that is gone while its backup is still
+// there: engines recorded in it may run, and starting from an empty state
+// would report them as "processes roofline did not start" and start
+// duplicates. Restoring the backup is one cp away.
+type MissingStateError struct {
+	Path, Backup string
+	Servers      int
+	Serial       uint64
+}
+
+func (e *MissingStateError) Error() string {
+	return fmt.Sprintf("the state file %s is missing, but its backup %s is there (serial %d, %d server(s)): the engines it records may still run, "+
+		"and roofline will not start over from an empty state. Restore it with:\n  cp -p %s %s\n"+
+		"then run roofline plan (refresh finds what still runs). To start from nothing on purpose, remove the backup too",
+		e.Path, e.Backup, e.Serial, e.Servers, e.Backup, e.Path)
+}
+
+func missingWithBackup(path string) error {
+	backup := BackupPath(path)
+	data, err := readLimited(backup)
+	if err != nil {
+		return nil // no backup (or unreadable): a first run
+	}
+	f, err := Decode(data)
+	if err != nil {
+		return &MissingStateError{Path: path, Backup: backup}
+	}
+	return &MissingStateError{Path: path, Backup: backup, Servers: len(f.Servers), Serial: f.Serial}
 }
