@@ -203,7 +203,9 @@ func Make(in *Inputs) *Plan {
 		return p
 	}
 	if p.Mode != ModeDestroy {
-		if in.SnapshotErr != nil {
+		// No server on this host (all on clusters, docs/kubernetes.md): no
+		// GPU of this host is needed.
+		if in.SnapshotErr != nil && (cfg == nil || len(cfg.Servers) > 0) {
 			detail := in.SnapshotErr.Error()
 			if errors.Is(in.SnapshotErr, gpu.ErrNVMLUnavailable) {
 				detail += "\n\nOn a machine without the GPUs (code review, CI), plan against the GPU host's snapshot: run roofline snapshot -out=host.json there, then roofline plan -review -snapshot=host.json here (docs/apply.md)."
