@@ -107,7 +107,7 @@ type clusterIPResolver struct{}
 
 func (clusterIPResolver) Resolve(_ context.Context, svc *corev1.Service) (string, func(), error) {
 	if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone || len(svc.Spec.Ports) == 0 {
-		return "", nil, fmt.Errorf("Service %s has no cluster IP and port", svc.Name)
+		return "", nil, fmt.Errorf("the Service %s has no cluster IP and port", svc.Name)
 	}
 	return "http://" + net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(int(svc.Spec.Ports[0].Port))), func() {}, nil
 }

@@ -136,7 +136,9 @@ func TestCalibration(t *testing.T) {
 	cal := r0.After.Calibration
 	var recs struct {
 		Records []struct {
-			KVBudgetBytes, PredictedKVBudgetBytes int64
+			KVBudgetBytes          int64 `json:"kv_budget_bytes"`
+			PredictedKVBudgetBytes int64 `json:"predicted_kv_budget_bytes"`
+			CacheConfigBlocks      int64 `json:"cache_config_blocks"`
 		} `json:"records"`
 	}
 	raw, err := os.ReadFile(filepath.Join(e.dir, ".roofline", "calibrations.json"))
@@ -144,6 +146,10 @@ func TestCalibration(t *testing.T) {
 		t.Fatalf("calibrations.json: %v %s", err, raw)
 	}
 	want := float64(recs.Records[0].KVBudgetBytes-recs.Records[0].PredictedKVBudgetBytes) / float64(recs.Records[0].PredictedKVBudgetBytes)
+	// vllm:cache_config_info from /metrics agrees with the log (block 16).
+	if recs.Records[0].CacheConfigBlocks*16 != logged {
+		t.Errorf("cache_config_info: %d blocks, the log says %d tokens", recs.Records[0].CacheConfigBlocks, logged)
+	}
 	if cal.Status != "estimated" || math.Abs(cal.Residual-want) > 1e-12 || want >= 0 {
 		t.Fatalf("server r: %+v, want estimated with residual %v", cal, want)
 	}

@@ -116,7 +116,7 @@ func handEdits(obj *unstructured.Unstructured) []string {
 		if mf.Manager == kube.FieldManager || mf.Subresource != "" || mf.FieldsV1 == nil {
 			continue
 		}
-		if !strings.Contains(string(mf.FieldsV1.Raw), `"f:spec"`) {
+		if !strings.Contains(mf.FieldsV1.GetRawString(), `"f:spec"`) {
 			continue
 		}
 		if strings.HasPrefix(mf.Manager, "kube-") || strings.HasSuffix(mf.Manager, "-controller") {
