@@ -434,6 +434,16 @@ func targetLine(port int, e state.EngineRef) string {
 	return line
 }
 
+// desiredOf is server name's desired state in p; nil when p removes it.
+func desiredOf(p *plan.Plan, name string) *plan.Desired {
+	for _, c := range p.Changes {
+		if c.Name == name {
+			return c.After
+		}
+	}
+	return nil
+}
+
 // drainLimit is the drain_timeout of server name in p, or the default.
 func drainLimit(p *plan.Plan, name string) time.Duration {
 	for _, c := range p.Changes {
@@ -460,6 +470,19 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 			continue
 		}
 		addr := s.Addr()
+		if s.Deposed.Status == state.StatusKept {
+			// A previous instance kept for rollback: stopped once its
+			// window ended (or the server goes), else left alone.
+			if plan.KeptExpired(s, desiredOf(p, name), a.now()) {
+				if err := a.Drivers.Stop(ctx, s.Deposed.Instance, a.StopGrace); err != nil {
+					errs = errors.Join(errs, &ServerError{Addr: addr, Phase: "stop", Err: fmt.Errorf("the previous instance (pid %d): %w", s.Deposed.PID, err)})
+					continue
+				}
+				a.note(addr, "The rollback window ended: the previous instance (pid %d) stopped", s.Deposed.PID)
+				errs = errors.Join(errs, a.update(func(st *state.File) { st.Servers[name].Deposed = nil }))
+			}
+			continue
+		}
 		newAlive := hasProc(s) && a.alive(ctx, s.Instance)
 		switch plan.RecoveryOf(s, ProxyPort(a.StateDir, name), newAlive) {
 		case plan.RecoverForward:
@@ -480,7 +503,11 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 				errs = errors.Join(errs, err)
 				continue
 			}
-			if _, err := a.retire(ctx, addr, name, s.Deposed, s.Proxy, s.BackendPort, drainLimit(p, name)); err != nil {
+			var keep time.Duration
+			if d := desiredOf(p, name); d != nil {
+				keep = d.KeepPrevious
+			}
+			if _, err := a.retire(ctx, addr, name, s.Deposed, s.Proxy, s.BackendPort, drainLimit(p, name), keep); err != nil {
 				errs = errors.Join(errs, err)
 			}
 		case plan.RecoverBack:
@@ -528,7 +555,7 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 // instance stops and the requests it still streams are cut, and counted.
 // Interrupted, it leaves the old instance running and recorded as deposed;
 // the next apply finishes the drain.
-func (a *Applier) retire(ctx context.Context, addr, name string, old *state.Server, current *state.Instance, newBackend int, limit time.Duration) (cut int64, err error) {
+func (a *Applier) retire(ctx context.Context, addr, name string, old *state.Server, current *state.Instance, newBackend int, limit, keep time.Duration) (cut int64, err error) {
 	// The old instance's requests flow through its own proxy when the
 	// rollout moved the endpoint, else through the server's.
 	via := current
@@ -549,6 +576,15 @@ func (a *Applier) retire(ctx context.Context, addr, name string, old *state.Serv
 		// The proxy's status cannot be read (the proxy is gone): nothing
 		// can still flow through it to the old instance.
 		left = 0
+	}
+	if keep > 0 && old.Proxy == nil {
+		// keep_previous: the drained instance stays, idle, for rollback.
+		a.note(addr, "The previous instance (pid %d) is kept for %s: roofline rollback %s switches back to it", old.PID, keep, addr)
+		return 0, a.update(func(st *state.File) {
+			if cur := st.Servers[name]; cur != nil && cur.Deposed != nil {
+				cur.Deposed.Status = state.StatusKept
+			}
+		})
 	}
 	if err := a.Drivers.Stop(ctx, old.Instance, a.StopGrace); err != nil {
 		return 0, &ServerError{Addr: addr, Phase: "stop", Err: fmt.Errorf("the new instance serves, but the old one (pid %d) did not stop: %w", old.PID, err)}
@@ -751,6 +787,17 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	a.mu.Lock()
 	old := a.st.Server(d.Name).Clone()
 	a.mu.Unlock()
+	if old != nil && old.Deposed != nil && old.Deposed.Status == state.StatusKept {
+		// A new rollout replaces the rollback target: the kept previous
+		// instance goes first (its GPU memory is needed).
+		if err := a.Drivers.Stop(ctx, old.Deposed.Instance, a.StopGrace); err != nil {
+			return &ServerError{Addr: c.Addr, Phase: "stop", Err: fmt.Errorf("the kept previous instance (pid %d): %w", old.Deposed.PID, err)}
+		}
+		old.Deposed = nil
+		if err := a.update(func(st *state.File) { st.Servers[d.Name].Deposed = nil }); err != nil {
+			return &ServerError{Addr: c.Addr, Phase: "stop", Err: err}
+		}
+	}
 
 	argv := d.Argv
 	enginePort, engineHost := d.Port, d.Host
@@ -889,12 +936,14 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	}
 	var cut int64
 	if cbd {
-		n, err := a.retire(ctx, c.Addr, d.Name, rec.Deposed, rec.Proxy, enginePort, d.DrainTimeout)
+		n, err := a.retire(ctx, c.Addr, d.Name, rec.Deposed, rec.Proxy, enginePort, d.DrainTimeout, d.KeepPrevious)
 		if err != nil {
 			return err
 		}
 		cut = n
-		rec.Deposed = nil
+		a.mu.Lock()
+		rec.Deposed = a.st.Server(d.Name).Clone().Deposed // nil, or the kept one
+		a.mu.Unlock()
 	}
 	if a.Journal != nil {
 		a.Journal(rec, c)
@@ -1055,6 +1104,37 @@ func footprintOf(fp *logdiag.Footprint) *state.Footprint {
 		out.MaxConcurrency = *fp.MaxConcurrency
 	}
 	return out
+}
+
+// Rollback switches server name back to the previous instance kept by
+// keep_previous: the proxy is pointed at it (no reload: it runs, loaded and
+// idle), and the instance it replaces is kept in its place, so that a second
+// rollback switches forward again. It returns how long the switch took.
+func (a *Applier) Rollback(ctx context.Context, st *state.File, name string) (*state.File, time.Duration, error) {
+	a.st = st.Clone()
+	s := a.st.Server(name)
+	switch {
+	case s == nil:
+		return a.st, 0, fmt.Errorf("no server %q in the state", name)
+	case s.Deposed == nil || s.Deposed.Status != state.StatusKept:
+		return a.st, 0, fmt.Errorf("server.%s has no previous instance to roll back to (lifecycle { keep_previous = \"10m\" } keeps one after a rollout)", name)
+	case s.Proxy == nil || !a.alive(ctx, *s.Proxy):
+		return a.st, 0, fmt.Errorf("server.%s has no running proxy to switch", name)
+	case !a.alive(ctx, s.Deposed.Instance):
+		return a.st, 0, fmt.Errorf("the previous instance of server.%s (pid %d) is no longer running", name, s.Deposed.PID)
+	}
+	prev := s.Deposed.Clone()
+	start := time.Now()
+	if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), statusOf(s.Proxy, a.StateDir, name), targetLine(prev.BackendPort, prev.Engine), 10*time.Second); err != nil {
+		return a.st, 0, err
+	}
+	took := time.Since(start)
+	cur := s.Clone()
+	cur.Deposed, cur.Proxy = nil, nil
+	cur.Status = state.StatusKept
+	prev.Status, prev.ReadyAt, prev.Proxy, prev.Deposed = state.StatusReady, a.now().UTC(), s.Proxy, cur
+	err := a.update(func(st *state.File) { st.Set(prev) })
+	return a.st, took, err
 }
 
 // unrecorded explains a state write that failed after an engine started

@@ -111,7 +111,7 @@ var benchSchema = &hcl.BodySchema{
 }
 
 var lifecycleSchema = &hcl.BodySchema{
-	Attributes: append([]hcl.AttributeSchema{{Name: "create_before_destroy"}, {Name: "drain_timeout"}}, lifecycleExtraSchema...),
+	Attributes: append([]hcl.AttributeSchema{{Name: "create_before_destroy"}, {Name: "drain_timeout"}, {Name: "keep_previous"}}, lifecycleExtraSchema...),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "precondition"}},
 }
 
@@ -439,6 +439,12 @@ func (d *decoder) decodeServer(blk *hcl.Block, in instance) *Server {
 			d.add(ds)
 			la := attrs{d: d, m: lc.Attributes, ranges: Ranges{}}
 			s.Lifecycle = Lifecycle{CreateBeforeDestroy: la.boolean("create_before_destroy"), DrainTimeout: DefaultDrainTimeout, DeclRange: b.DefRange, Ranges: la.ranges}
+			if kp, ok := la.duration("keep_previous"); ok {
+				s.Lifecycle.KeepPrevious = kp
+				if kp < 0 {
+					d.errorf(la.ranges["keep_previous"], "Invalid keep_previous", "keep_previous must be a positive duration: how long the previous instance stays after a rollout, for roofline rollback.")
+				}
+			}
 			if dt, ok := la.duration("drain_timeout"); ok {
 				s.Lifecycle.DrainTimeout = dt
 				if dt <= 0 {

@@ -242,6 +242,10 @@ type Lifecycle struct {
 	// the old instance's requests to finish; then the old instance stops and
 	// what is still streaming is cut (and counted). Default 2m.
 	DrainTimeout time.Duration
+	// KeepPrevious keeps the previous instance, drained and idle, for this
+	// long after a rollout, so that roofline rollback switches back without
+	// a reload. 0: the previous instance stops after the drain.
+	KeepPrevious time.Duration
 	// PreventDestroy makes any plan that would destroy or replace the
 	// server an error (lifecycle.go).
 	PreventDestroy bool

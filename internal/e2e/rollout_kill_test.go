@@ -404,3 +404,59 @@ func TestPortMoveMovesTheProxy(t *testing.T) {
 		checkTracked(t, e, i)
 	}
 }
+
+// TestRollbackToTheKeptInstance: with keep_previous, a rollout keeps the
+// old instance, drained; roofline rollback switches back to it in under a
+// second with no failed request, and again forward; the window's end (or
+// destroy) stops it.
+func TestRollbackToTheKeptInstance(t *testing.T) {
+	cfg := func(round int) string {
+		return strings.Replace(killRolloutConfig(round, "30s"), `drain_timeout         = "30s"`, `drain_timeout         = "30s"
+    keep_previous         = "10m"`, 1)
+	}
+	e := newEnv(t, cfg(0))
+	e.mustRun(0, "apply", "-auto-approve")
+	first := e.status()["q"].PID
+	url := fmt.Sprintf("http://127.0.0.1:%d", e.ports["@PORT_Q@"])
+	c := streamClient(t, url, 4, 50)
+
+	e.write(cfg(1))
+	r := e.mustRun(0, "apply", "-auto-approve")
+	if !strings.Contains(r.stdout, "is kept for 10m0s") {
+		t.Fatalf("the rollout should keep the previous instance:\n%s", r.stdout)
+	}
+	second := e.status()["q"].PID
+	if p := e.run("plan", "-detailed-exitcode"); p.code != 0 {
+		t.Fatalf("a kept instance within its window is no change:\n%s", p)
+	}
+	for i, want := range []int{first, second} {
+		r := e.mustRun(0, "rollback", "q")
+		m := regexp.MustCompile(`switched back to pid (\d+) in ([0-9.]+m?s)`).FindStringSubmatch(r.stdout)
+		if m == nil {
+			t.Fatalf("rollback %d:\n%s", i, r)
+		}
+		took, _ := time.ParseDuration(m[2])
+		if m[1] != strconv.Itoa(want) || took >= time.Second {
+			t.Fatalf("rollback %d: want pid %d within 1s, got %s", i, want, r.stdout)
+		}
+		if now := e.status()["q"]; now.PID != want || !now.Running {
+			t.Fatalf("rollback %d: status %+v", i, now)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	ok, failed := c.finish()
+	if len(failed) > 0 || ok == 0 {
+		t.Fatalf("%d ok, %d failed across the rollout and two rollbacks: %v", ok, len(failed), failed[:min(5, len(failed))])
+	}
+	// Without keep_previous the window is over: apply stops the kept one.
+	e.write(killRolloutConfig(1, "30s"))
+	r = e.mustRun(0, "apply", "-auto-approve")
+	if !strings.Contains(r.stdout, "rollback window ended") {
+		t.Fatalf("apply should stop the kept instance:\n%s", r.stdout)
+	}
+	if p := e.run("plan", "-detailed-exitcode"); p.code != 0 {
+		t.Fatalf("plan after apply has changes:\n%s", p)
+	}
+	checkTracked(t, e, 0)
+	t.Logf("a rollout and two rollbacks: %d requests, none failed", ok)
+}

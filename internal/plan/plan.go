@@ -137,6 +137,9 @@ type Desired struct {
 	// DrainTimeout bounds the wait for the old instance's requests after a
 	// switch (lifecycle's drain_timeout); reaching it cuts them.
 	DrainTimeout time.Duration `json:"drain_timeout,omitempty"`
+	// KeepPrevious keeps the previous instance after a rollout (lifecycle's
+	// keep_previous), for roofline rollback.
+	KeepPrevious time.Duration `json:"keep_previous,omitempty"`
 	// BackendPorts is the range the engine's backend port is taken from
 	// (the roofline block's backend_ports); it listens on 127.0.0.1.
 	BackendPorts [2]int `json:"backend_ports,omitzero"`

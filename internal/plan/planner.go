@@ -71,6 +71,16 @@ type Observation struct {
 	Found *state.Instance
 }
 
+// KeptExpired reports whether the previous instance kept beside s (for
+// keep_previous) has outlived its window: the server's keep_previous, from
+// when s became ready. No desired server, or no keep_previous, ends it.
+func KeptExpired(s *state.Server, d *Desired, now time.Time) bool {
+	if d == nil || d.KeepPrevious <= 0 {
+		return true
+	}
+	return now.After(s.ReadyAt.Add(d.KeepPrevious))
+}
+
 // Recovery is what an interrupted create-before-destroy rollout (a state
 // with a deposed instance) needs. Plan describes it and apply does it, both
 // through RecoveryOf, so they agree.
@@ -597,6 +607,7 @@ func (pl *planner) desire(s *config.Server) {
 	d.Proxy = s.Lifecycle.CreateBeforeDestroy || (d.Keyed && e.Kind == config.KindSGLang)
 	if d.Proxy {
 		d.BackendPorts = pl.in.Config.BackendPortRange()
+		d.KeepPrevious = s.Lifecycle.KeepPrevious
 		d.DrainTimeout = s.Lifecycle.DrainTimeout
 		if d.DrainTimeout <= 0 {
 			d.DrainTimeout = config.DefaultDrainTimeout
@@ -696,7 +707,8 @@ func (pl *planner) diff() {
 			after = nil
 		}
 		obs := pl.in.Observed[name]
-		if before != nil && before.Deposed != nil {
+		kept := before != nil && before.Deposed != nil && before.Deposed.Status == state.StatusKept
+		if before != nil && before.Deposed != nil && !kept {
 			proxyPort, alive := 0, obs == nil || obs.Alive
 			if obs != nil {
 				proxyPort = obs.ProxyPort
@@ -790,6 +802,11 @@ func (pl *planner) diff() {
 			if cs := pl.in.Config.Servers[name]; cs != nil && cs.Lifecycle.CreateBeforeDestroy {
 				c.Action = CreateThenDelete
 			}
+		case kept && !KeptExpired(before, after, pl.in.Now):
+			c.Action = NoOp
+		case kept:
+			c.Action = Update
+			c.Reason = fmt.Sprintf("the rollback window ended: stop the previous instance (pid %d)", before.Deposed.PID)
 		case before.Status == state.StatusStopping && obs != nil && obs.Alive && after != nil:
 			// A destroy was interrupted after it recorded "stopping": the
 			// process still runs, and refresh found it is still ours (same

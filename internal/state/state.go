@@ -25,6 +25,9 @@ const (
 	StatusReady    = "ready"    // passed its gates
 	StatusFailed   = "failed"   // failed a gate or exited; kept so plan can report it
 	StatusStopping = "stopping" // a stop was requested and not confirmed
+	// StatusKept marks a deposed instance kept after a rollout for
+	// lifecycle's keep_previous: drained, idle, ready for roofline rollback.
+	StatusKept = "kept"
 )
 
 // Drivers that run a server.
@@ -34,7 +37,7 @@ const (
 )
 
 var (
-	knownStatus = map[string]bool{StatusStarting: true, StatusReady: true, StatusFailed: true, StatusStopping: true}
+	knownStatus = map[string]bool{StatusStarting: true, StatusReady: true, StatusFailed: true, StatusStopping: true, StatusKept: true}
 )
 
 // File is one state: everything roofline started and still manages.
