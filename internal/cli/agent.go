@@ -143,7 +143,7 @@ func (g agentGenerator) Generate(ctx context.Context, s *state.Server) error {
 		return err
 	}
 	if h != nil && !h.OK {
-		return errors.New(checksText(h.Failed()))
+		return errors.New(gate.ChecksText(h.Failed()))
 	}
 	return nil
 }

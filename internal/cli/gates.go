@@ -3,14 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
-	"strings"
 	"time"
 
 	"github.com/roofline/roofline/internal/apply"
-	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/gate"
 	"github.com/roofline/roofline/internal/gpu"
@@ -40,137 +36,16 @@ func (g gates) WaitReady(ctx context.Context, t apply.Target, timeout time.Durat
 		func() (bool, error) { return exited(), nil })
 }
 
-// Check runs health beyond /health, then the smoke test and the benchmark
-// when the gate asks for them. The first failure ends the gate.
+// Check runs the promotion gates (gate.Runner: health beyond /health, then
+// the smoke test and the benchmark the spec asks for).
 func (g gates) Check(ctx context.Context, t apply.Target, spec *plan.GateSpec) (*state.GateResult, error) {
-	client := gate.NewClient(64)
-	defer client.CloseIdleConnections()
-	res := &state.GateResult{CheckedAt: time.Now().UTC()}
-	gt := gateTarget(t)
-
-	h, err := gate.Health(ctx, client, gt)
-	res.Health = mustJSON(h)
-	if h != nil {
-		res.Summary = append(res.Summary, "Gate health: "+checksLine(h.OK, h.Checks))
+	var gs gate.Spec
+	if spec != nil {
+		gs = gate.Spec{SmokeToolcall: spec.SmokeToolcall, Reasoning: spec.Reasoning, Bench: spec.Bench}
 	}
-	if err != nil {
-		return res, err
-	}
-	if h != nil && !h.OK {
-		return res, fmt.Errorf("health: %s", checksText(h.Failed()))
-	}
-	if err := checkServedVersion(t, h); err != nil {
-		return res, err
-	}
-	if spec != nil && spec.SmokeToolcall {
-		sm, err := gate.Smoke(ctx, client, gt, gate.SmokeOptions{Reasoning: spec.Reasoning})
-		res.Smoke = mustJSON(sm)
-		if sm != nil {
-			res.Summary = append(res.Summary, "Gate smoke: "+checksLine(sm.OK && err == nil, sm.Steps))
-		}
-		if err != nil {
-			return res, fmt.Errorf("smoke: %w", err)
-		}
-	}
-	if spec != nil && spec.Bench != nil {
-		summary, err := runBenchGate(ctx, client, gt, spec)
-		res.Bench = mustJSON(summary)
-		if summary != nil {
-			res.Summary = append(res.Summary, "Gate bench: "+benchLine(summary, spec.Bench, err == nil))
-		}
-		if err != nil {
-			return res, fmt.Errorf("bench: %w", err)
-		}
-	}
-	res.Passed = true
-	return res, nil
-}
-
-// checksLine is one gate's line in apply's output: the verdict and the
-// checks it ran.
-func checksLine(ok bool, cs []gate.Check) string {
-	verdict := "passed"
-	if !ok {
-		verdict = "FAILED"
-	}
-	var names []string
-	for _, c := range cs {
-		switch {
-		case c.Skipped:
-			names = append(names, c.Name+" (skipped)")
-		case !c.OK:
-			names = append(names, c.Name+" FAILED: "+c.Detail)
-		default:
-			names = append(names, c.Name)
-		}
-	}
-	return fmt.Sprintf("%s (%d checks: %s)", verdict, len(cs), strings.Join(names, ", "))
-}
-
-// benchLine is the bench gate's figures, each against its threshold.
-func benchLine(b *journal.BenchSummary, t *config.Bench, ok bool) string {
-	verdict := "passed"
-	if !ok {
-		verdict = "FAILED"
-	}
-	against := func(v float64, unit, op string, limit float64) string {
-		s := fmt.Sprintf("%.1f%s", v, unit)
-		if limit > 0 {
-			s += fmt.Sprintf(" (%s %.1f%s)", op, limit, unit)
-		}
-		return s
-	}
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	parts := []string{
-		fmt.Sprintf("%d requests at concurrency %d", b.NumPrompts, b.MaxConcurrency),
-		"output " + against(b.OutputThroughput, " tok/s", "min", t.MinOutputTokensPerSecond),
-		"requests " + against(b.RequestThroughput, "/s", "min", t.MinRequestsPerSecond),
-		"TTFT p99 " + against(b.P99TTFTMs, " ms", "max", ms(t.MaxTTFTP99)),
-		"TPOT p99 " + against(b.P99TPOTMs, " ms", "max", ms(t.MaxTPOTP99)),
-		"ITL p99 " + against(b.P99ITLMs, " ms", "max", ms(t.MaxITLP99)),
-		fmt.Sprintf("failed %d (max %d)", b.Failed, t.MaxFailedRequests),
-	}
-	return verdict + ": " + strings.Join(parts, ", ")
-}
-
-func checksText(cs []gate.Check) string {
-	var parts []string
-	for _, c := range cs {
-		parts = append(parts, c.Name+": "+c.Detail)
-	}
-	if len(parts) == 0 {
-		return "failed"
-	}
-	return strings.Join(parts, "; ")
-}
-
-func mustJSON(v any) json.RawMessage {
-	if v == nil {
-		return nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	return b
-}
-
-// runBenchGate runs the gate's benchmark and checks its thresholds.
-func runBenchGate(ctx context.Context, client *http.Client, t gate.Target, spec *plan.GateSpec) (*journal.BenchSummary, error) {
-	res, err := gate.Bench(ctx, client, t, gate.SpecFromConfig(spec.Bench), nil)
-	if err != nil {
-		return nil, err
-	}
-	v := gate.CheckThresholds(res, spec.Bench)
-	summary := res.Summary(v, true)
-	if len(v) > 0 {
-		msgs := make([]string, len(v))
-		for i, x := range v {
-			msgs[i] = x.Message
-		}
-		return summary, errors.New(strings.Join(msgs, "; "))
-	}
-	return summary, nil
+	gs.CheckHealth = func(h *gate.HealthResult) error { return checkServedVersion(t, h) }
+	r, err := gate.Runner{}.Run(ctx, gateTarget(t), gs)
+	return &state.GateResult{Passed: r.Passed, CheckedAt: r.CheckedAt, Health: r.Health, Smoke: r.Smoke, Bench: r.Bench, Summary: r.Summary}, err
 }
 
 // journalFailureFor records a failed start or rollout in the journal, with

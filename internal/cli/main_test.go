@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/roofline/roofline/internal/kube/kubetest"
 	"os"
 	"strings"
 	"testing"
@@ -19,5 +20,7 @@ func TestMain(m *testing.M) {
 			os.Exit(3)
 		}
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	kubetest.Stop() // the Kubernetes test cluster, when a test started it
+	os.Exit(code)
 }

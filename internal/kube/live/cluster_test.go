@@ -16,6 +16,7 @@ import (
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/gate"
 	"github.com/roofline/roofline/internal/kube"
+	"github.com/roofline/roofline/internal/kube/kubetest"
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/model/modeltest"
 	"github.com/roofline/roofline/internal/rehearsal"
@@ -188,11 +189,11 @@ func writeModel(t testing.TB) string {
 // argv diff, a failed gate, a rollout that cannot surge, a hand edit as
 // drift, and destroy.
 func TestClusterE2E(t *testing.T) {
-	tc := cluster(t)
-	tc.requireControllers(t)
+	tc := kubetest.Get(t)
+	tc.RequireControllers(t)
 	ctx := context.Background()
-	tc.addNodes(t, gpuNode{name: "gpu-a", gpus: 8, pool: "e2e", kwok: true}, gpuNode{name: "gpu-b", gpus: 8, pool: "e2e", kwok: true})
-	f := fixture{kubeconfig: tc.kubeconfig, ns: tc.namespace(t, "e2e"), pool: "e2e", root: writeModel(t), maxModelLen: 8192, replicas: 2, cbd: true}
+	tc.AddNodes(t, kubetest.GPUNode{Name: "gpu-a", GPUs: 8, Pool: "e2e", Kwok: true}, kubetest.GPUNode{Name: "gpu-b", GPUs: 8, Pool: "e2e", Kwok: true})
+	f := fixture{kubeconfig: tc.Kubeconfig, ns: tc.Namespace(t, "e2e"), pool: "e2e", root: writeModel(t), maxModelLen: 8192, replicas: 2, cbd: true}
 	res := newRehearsal(t, rehearsal.StateReady)
 
 	// 1. Plan from an empty namespace: every object is created.
@@ -222,7 +223,7 @@ func TestClusterE2E(t *testing.T) {
 	// 2. Apply: the scheduler binds the pods to the fake GPU nodes, kwok
 	// makes them Ready, the gates pass through the generation's Service.
 	if err := applier(t, c, res).Apply(ctx, p); err != nil {
-		t.Fatalf("apply: %v\nkube-controller-manager:\n%s", err, tail(tc.logs["kube-controller-manager"]))
+		t.Fatalf("apply: %v\nkube-controller-manager:\n%s", err, tail(tc.Logs["kube-controller-manager"]))
 	}
 	gen1 := sp.Rendered.Hash
 	if h := serviceHash(t, c, "chat"); h != gen1 {
@@ -380,9 +381,9 @@ func tail(b fmt.Stringer) string {
 // TestMultiNodePlan: a TP 8 × PP 2 server renders a LeaderWorkerSet that
 // the API server accepts (CRD schema, defaults) for vLLM and for SGLang.
 func TestMultiNodePlan(t *testing.T) {
-	tc := cluster(t)
-	tc.addNodes(t, gpuNode{name: "mn-a", gpus: 8, pool: "multinode"}, gpuNode{name: "mn-b", gpus: 8, pool: "multinode"})
-	ns := tc.namespace(t, "multinode")
+	tc := kubetest.Get(t)
+	tc.AddNodes(t, kubetest.GPUNode{Name: "mn-a", GPUs: 8, Pool: "multinode"}, kubetest.GPUNode{Name: "mn-b", GPUs: 8, Pool: "multinode"})
+	ns := tc.Namespace(t, "multinode")
 	root := writeModel(t)
 	src := fmt.Sprintf(`
 cluster "lab" {
@@ -424,7 +425,7 @@ server "big_sglang" {
   tensor_parallel   = 8
   pipeline_parallel = 2
 }
-`, tc.kubeconfig, ns, root, image, root)
+`, tc.Kubeconfig, ns, root, image, root)
 	specs, cl := specsOf(t, src)
 	c := clientFor(t, cl)
 	// Each server alone fits the two nodes; together they do not.
@@ -463,11 +464,11 @@ func TestKubectlDiffAgrees(t *testing.T) {
 	if err != nil {
 		t.Skip("kubectl is not installed")
 	}
-	tc := cluster(t)
-	tc.requireControllers(t)
+	tc := kubetest.Get(t)
+	tc.RequireControllers(t)
 	ctx := context.Background()
-	tc.addNodes(t, gpuNode{name: "diff-a", gpus: 8, pool: "diff", kwok: true})
-	f := fixture{kubeconfig: tc.kubeconfig, ns: tc.namespace(t, "kubectl-diff"), pool: "diff", root: writeModel(t), maxModelLen: 8192, replicas: 1}
+	tc.AddNodes(t, kubetest.GPUNode{Name: "diff-a", GPUs: 8, Pool: "diff", Kwok: true})
+	f := fixture{kubeconfig: tc.Kubeconfig, ns: tc.Namespace(t, "kubectl-diff"), pool: "diff", root: writeModel(t), maxModelLen: 8192, replicas: 1}
 	p, c := planOf(t, f.hcl(), false)
 	noErrors(t, p)
 	if err := applier(t, c, newRehearsal(t, rehearsal.StateReady)).Apply(ctx, p); err != nil {
@@ -488,7 +489,7 @@ func TestKubectlDiffAgrees(t *testing.T) {
 	if err := os.WriteFile(file, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(kubectl, "--kubeconfig", tc.kubeconfig, "diff", "--server-side", "--field-manager=roofline", "-f", file).CombinedOutput()
+	out, err := exec.Command(kubectl, "--kubeconfig", tc.Kubeconfig, "diff", "--server-side", "--field-manager=roofline", "-f", file).CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Fatalf("kubectl diff: %v (want exit 1: differences)\n%s", err, out)
@@ -504,7 +505,7 @@ func TestKubectlDiffAgrees(t *testing.T) {
 	}
 	b, _ = yaml.Marshal(p.Server("server.chat").Rendered.Workload.Object)
 	_ = os.WriteFile(file, b, 0o600)
-	if out, err := exec.Command(kubectl, "--kubeconfig", tc.kubeconfig, "diff", "--server-side", "--field-manager=roofline", "-f", file).CombinedOutput(); err != nil {
+	if out, err := exec.Command(kubectl, "--kubeconfig", tc.Kubeconfig, "diff", "--server-side", "--field-manager=roofline", "-f", file).CombinedOutput(); err != nil {
 		t.Errorf("kubectl diff of the unchanged object: %v\n%s", err, out)
 	}
 }
@@ -526,7 +527,7 @@ func changedLines(diff string) []string {
 }
 
 // benchServers renders n servers of one replica × 4 GPUs.
-func benchServers(tc *testCluster, ns, root string, n int) string {
+func benchServers(tc *kubetest.Cluster, ns, root string, n int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `
 cluster "lab" {
@@ -545,7 +546,7 @@ engine "vllm" {
 model "qwen" {
   path = "%s/qwen3_8b"
 }
-`, tc.kubeconfig, ns, root, image, root)
+`, tc.Kubeconfig, ns, root, image, root)
 	for i := range n {
 		fmt.Fprintf(&b, "server \"s%d\" {\n  cluster = cluster.lab\n  engine = engine.vllm\n  model = model.qwen\n  port = 8000\n  tensor_parallel = 4\n}\n", i)
 	}
@@ -557,27 +558,27 @@ model "qwen" {
 // lists nodes and pods once and dry-runs three objects per server, so its
 // cost grows linearly in both.
 func BenchmarkPlan(b *testing.B) {
-	tc := cluster(b)
+	tc := kubetest.Get(b)
 	ctx := context.Background()
-	ns := tc.namespace(b, "bench")
-	podNS := tc.namespace(b, "bench-pods")
+	ns := tc.Namespace(b, "bench")
+	podNS := tc.Namespace(b, "bench-pods")
 	root := writeModel(b)
 	have := 0
 	for _, nodes := range []int{25, 50, 100} {
-		var add []gpuNode
+		var add []kubetest.GPUNode
 		for i := have; i < nodes; i++ {
-			add = append(add, gpuNode{name: fmt.Sprintf("bench-%03d", i), gpus: 8, pool: "bench"})
+			add = append(add, kubetest.GPUNode{Name: fmt.Sprintf("bench-%03d", i), GPUs: 8, Pool: "bench"})
 		}
-		tc.addNodes(b, add...)
+		tc.AddNodes(b, add...)
 		for i := have; i < nodes; i++ {
 			pod := &corev1.Pod{
 				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("busy-%03d", i), Namespace: podNS},
 				Spec: corev1.PodSpec{NodeName: fmt.Sprintf("bench-%03d", i), Containers: []corev1.Container{{
 					Name: "c", Image: "busy@sha256:" + strings.Repeat("3", 64),
-					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resourceQuantity(4)}},
+					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": kubetest.Quantity(4)}},
 				}}},
 			}
-			if _, err := tc.typed.CoreV1().Pods(podNS).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			if _, err := tc.Typed.CoreV1().Pods(podNS).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/kube/kubetest"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -78,7 +79,7 @@ func TestEligible(t *testing.T) {
 // TestGFDGPU: GPU Feature Discovery's labels give the GPU the VRAM fit
 // uses; a known product takes roofline's preset with its CUDA total.
 func TestGFDGPU(t *testing.T) {
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: h100Labels("x", 8)}}
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: kubetest.H100Labels("x", 8)}}
 	g, ok := gfdGPU(n)
 	if !ok || g.Name != "NVIDIA H100 80GB HBM3" || g.MemoryTotalBytes != 81559<<20 || g.CUDATotalBytes() >= g.MemoryTotalBytes || g.ComputeCapability != "9.0" {
 		t.Errorf("H100 from GFD: %+v ok=%v", g, ok)
