@@ -615,6 +615,10 @@ func (pl *planner) desire(s *config.Server) {
 	}
 	d.EnvFrom = hostEnvFrom(s)
 	markSensitive(d, s, pl.p.Secrets)
+	if _, onArgv := state.SensitivePaths(d.Sensitive); len(onArgv) > 0 {
+		pl.diag(hcl.DiagWarning, ptr(s.Range("extra_args")), "Sensitive value on the engine's command line",
+			"Server %q passes a sensitive value as an argument. roofline masks it in plans, state and logs, but the engine's command line is readable by every user of the host (ps, /proc/PID/cmdline). Pass it through env, env_from_file or env_from_host if the engine reads it from there.", s.Name)
+	}
 	pl.host[s.Name] = planHostSecrets(s, pl.in.ReadHostFile, pl.in.Getenv, pl.p.Secrets)
 	// Secrets enter the hash as a placeholder: see hashable.
 	hashArgv, hashEnv := hashable(d)

@@ -106,6 +106,13 @@ func TestSecretsAreMaskedInPlanTextJSONAndFile(t *testing.T) {
 		}
 	}
 
+	warned := false
+	for _, dg := range p.Diagnostics {
+		warned = warned || dg.Summary == "Sensitive value on the engine's command line"
+	}
+	if !warned {
+		t.Error("a sensitive value on the command line gets a warning")
+	}
 	var human bytes.Buffer
 	RenderHuman(&human, p.ToJSON(), func(s string) string { return s })
 	noPlain(t, "the human plan", human.Bytes())
