@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -217,6 +218,15 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	}
 	b := &backend{cfg: cfg, full: full, stateDir: r.b.stateDir, states: r.b.states, self: r.b.self, drivers: r.b.drivers}
 	in := b.refresher("", false).Refresh(ctx, cfg, st)
+	// Servers that keep a previous instance for rollback are planned too,
+	// as no-ops: apply's recovery reads their keep_previous from the plan,
+	// and without it would end their window now.
+	restart := len(targets)
+	for _, name := range st.Names() {
+		if s := st.Servers[name]; s.Deposed != nil && s.Deposed.Status == state.StatusKept && cfg.Servers[name] != nil && !slices.Contains(targets, name) {
+			targets = append(targets, name)
+		}
+	}
 	in.Mode, in.Targets, in.Replace = plan.ModeNormal, targets, replace
 	p := plan.Make(in)
 	if p.HasErrors() {
@@ -228,10 +238,14 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 		}
 		return failAll(errors.New("the plan to restart has errors: "+strings.Join(msgs, "; ")), "plan")
 	}
-	var keep []*plan.Change
+	var keep, kept []*plan.Change
 	for _, c := range p.Changes {
 		i := indexOf(outs, c.Name)
-		if i < 0 {
+		if i < 0 || !slices.Contains(targets[:restart], c.Name) {
+			if c.After != nil && slices.Contains(targets[restart:], c.Name) {
+				c.Action = plan.NoOp
+				kept = append(kept, c)
+			}
 			continue
 		}
 		switch {
@@ -248,7 +262,7 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	if len(keep) == 0 {
 		return outs
 	}
-	p.Changes = keep
+	p.Changes = append(keep, kept...)
 	ap := &apply.Applier{
 		State: r.b.states, Drivers: r.b.drivers, Gates: newGates(r.m), Hooks: agentHooks{r.logf},
 		StateDir: r.b.stateDir, ProxyCommand: []string{r.b.self, "proxy"},

@@ -620,3 +620,41 @@ func TestAgentWithAPIKeys(t *testing.T) {
 		t.Errorf("a key is in the agent's log:\n%s", a.logText())
 	}
 }
+
+// TestAgentRestartKeepsRollbackWindow: restarting one server never ends
+// another server's rollback window (keep_previous): its kept previous
+// instance still runs after the restart.
+func TestAgentRestartKeepsRollbackWindow(t *testing.T) {
+	cfg := func(round int) string {
+		return strings.Replace(killRolloutConfig(round, "30s"), `drain_timeout         = "30s"`, `drain_timeout         = "30s"
+    keep_previous         = "10m"`, 1) + `
+server "a" {
+  engine        = engine.vllm
+  model         = model.qwen
+  gpus          = [1]
+  port          = @PORT_A@
+  max_model_len = 16384
+}
+`
+	}
+	e := newEnv(t, cfg(0))
+	e.mustRun(0, "apply", "-auto-approve")
+	e.write(cfg(1))
+	e.mustRun(0, "apply", "-auto-approve")
+	st, err := state.NewFilesystem(filepath.Join(e.dir, ".roofline")).Read()
+	if err != nil || st.Servers["q"].Deposed == nil || st.Servers["q"].Deposed.Status != state.StatusKept {
+		t.Fatalf("the rollout kept no previous instance: %v", err)
+	}
+	kept := st.Servers["q"].Deposed.PID
+	old := st.Servers["a"].PID
+	a := e.startAgent()
+	_ = syscall.Kill(-old, syscall.SIGKILL)
+	a.waitFor(60*time.Second, "server a back", func() bool {
+		_, ok := e.serving("a", old)
+		return ok
+	})
+	st, _ = state.NewFilesystem(filepath.Join(e.dir, ".roofline")).Read()
+	if d := st.Servers["q"].Deposed; d == nil || d.PID != kept || !isAlive(kept) {
+		t.Fatalf("restarting server a ended server q's rollback window (kept pid %d):\n%s", kept, a.logText())
+	}
+}
