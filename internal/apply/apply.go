@@ -24,6 +24,7 @@ import (
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/proxy"
+	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -817,6 +818,13 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 		Instance: state.Instance{Driver: d.Driver, LogPath: logPath, LaunchID: newLaunchID()},
 		Status:   state.StatusStarting, CreatedAt: a.now().UTC(),
 		ConfigHash: d.ConfigHash, GateHash: d.GateHash, Predicted: d.Predicted,
+	}
+	if key != "" {
+		prev := ""
+		if old != nil {
+			prev = old.APIKeyHash
+		}
+		rec.APIKeyHash = secret.HashAgainst(key, prev)
 	}
 	if d.Proxy {
 		rec.BackendPort = enginePort

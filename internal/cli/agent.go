@@ -106,9 +106,13 @@ func (a agentObserver) Observe(ctx context.Context, s *state.Server) agent.Obser
 
 // agentGenerator runs the health gate (models, a tiny streamed generation,
 // /metrics) against a ready server, as apply does before promoting it.
-type agentGenerator struct{}
+type agentGenerator struct {
+	// cfg gives a keyed server's API key (api_key, or api_key_file read
+	// now), so that the probe authenticates as apply's gates do.
+	cfg *config.Config
+}
 
-func (agentGenerator) Generate(ctx context.Context, s *state.Server) error {
+func (g agentGenerator) Generate(ctx context.Context, s *state.Server) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	host := s.Host
@@ -118,6 +122,20 @@ func (agentGenerator) Generate(ctx context.Context, s *state.Server) error {
 	client := gate.NewClient(2)
 	defer client.CloseIdleConnections()
 	t := gate.Target{BaseURL: "http://" + net.JoinHostPort(host, strconv.Itoa(s.Port)), Model: s.Model.ServedName, Engine: s.Engine.Kind}
+	if g.cfg != nil {
+		if cs := g.cfg.Servers[s.Name]; cs != nil {
+			switch {
+			case cs.APIKey != "":
+				t.APIKey = cs.APIKey
+			case cs.APIKeyFile != "":
+				k, err := readAPIKey(cs.APIKeyFile)
+				if err != nil {
+					return fmt.Errorf("api_key_file: %w", err)
+				}
+				t.APIKey = k
+			}
+		}
+	}
 	h, err := gate.Health(ctx, client, t)
 	if err != nil {
 		return err
@@ -369,7 +387,7 @@ func runAgent(m *Meta, args []string) int {
 	a := agent.New(settings)
 	a.States, a.Dir, a.Logf = b.states, b.stateDir, logf
 	a.Observer = agentObserver{newObserver(b.drivers, b.stateDir)}
-	a.Generator = agentGenerator{}
+	a.Generator = agentGenerator{cfg: b.cfg}
 	a.Restarter = &agentRestarter{m: m, b: b, logf: logf}
 	a.BootID = bootID
 
@@ -548,7 +566,7 @@ func runCheck(m *Meta, args []string) int {
 	}
 	entries, _ := journal.Read(journal.Path(b.stateDir))
 	boot, _ := bootID()
-	rep := agent.Check(context.Background(), st, agentObserver{newObserver(b.drivers, b.stateDir)}, agentGenerator{}, entries, boot, time.Now())
+	rep := agent.Check(context.Background(), st, agentObserver{newObserver(b.drivers, b.stateDir)}, agentGenerator{cfg: b.cfg}, entries, boot, time.Now())
 	if *textfile != "" {
 		if err := agent.WriteTextfile(*textfile, rep); err != nil {
 			fmt.Fprintf(m.Err, "Error: writing %s: %v\n", *textfile, err)
