@@ -321,7 +321,9 @@ func runPlan(m *Meta, args []string) int {
 		views.WriteWarnings(m.Out, p.Files, warns, m.CompactWarnings, m.Color)
 		// Servers on Kubernetes clusters are planned against their cluster
 		// (kube.go); the JSON and markdown views cover the host's servers.
-		if mode != plan.ModeRefreshOnly {
+		// A review plan against a host snapshot has no backend: it plans
+		// the snapshot's host only.
+		if mode != plan.ModeRefreshOnly && b != nil {
 			runs, ok := planClusters(m, b.full, mode == plan.ModeDestroy)
 			if !ok {
 				fmt.Fprintln(m.Err, "\nThe cluster plan has errors: fix them and run roofline plan again. Nothing was changed.")
