@@ -656,9 +656,10 @@ func (a *Applier) destroy(ctx context.Context, c *plan.Change) error {
 	return err
 }
 
-// apiKey is the server's API key: from api_key (in memory, from the
-// configuration), or read now from api_key_file.
-func apiKey(d *plan.Desired) (string, error) {
+// APIKey is the server's API key: from api_key (in memory, from the
+// configuration), or read now from api_key_file. The agent's checks use it
+// too.
+func APIKey(d *plan.Desired) (string, error) {
 	switch {
 	case !d.Keyed:
 		return "", nil
@@ -780,7 +781,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
 	}
-	key, err := apiKey(d)
+	key, err := APIKey(d)
 	if err != nil {
 		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
 	}

@@ -321,8 +321,8 @@ func runPlan(m *Meta, args []string) int {
 		views.WriteWarnings(m.Out, p.Files, warns, m.CompactWarnings, m.Color)
 		// Servers on Kubernetes clusters are planned against their cluster
 		// (kube.go); the JSON and markdown views cover the host's servers.
-		// A review plan against a host snapshot has no backend: it plans
-		// the snapshot's host only.
+		// A plan from a host snapshot (-snapshot) has no backend: it covers
+		// the host only.
 		if mode != plan.ModeRefreshOnly && b != nil {
 			runs, ok := planClusters(m, b.full, mode == plan.ModeDestroy)
 			if !ok {
