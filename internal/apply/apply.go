@@ -24,6 +24,7 @@ import (
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/proxy"
+	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -655,9 +656,10 @@ func (a *Applier) destroy(ctx context.Context, c *plan.Change) error {
 	return err
 }
 
-// apiKey is the server's API key: from api_key (in memory, from the
-// configuration), or read now from api_key_file.
-func apiKey(d *plan.Desired) (string, error) {
+// APIKey is the server's API key: from api_key (in memory, from the
+// configuration), or read now from api_key_file. The agent's checks use it
+// too.
+func APIKey(d *plan.Desired) (string, error) {
 	switch {
 	case !d.Keyed:
 		return "", nil
@@ -779,7 +781,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
 	}
-	key, err := apiKey(d)
+	key, err := APIKey(d)
 	if err != nil {
 		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
 	}
@@ -817,6 +819,13 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 		Instance: state.Instance{Driver: d.Driver, LogPath: logPath, LaunchID: newLaunchID()},
 		Status:   state.StatusStarting, CreatedAt: a.now().UTC(),
 		ConfigHash: d.ConfigHash, GateHash: d.GateHash, Predicted: d.Predicted,
+	}
+	if key != "" {
+		prev := ""
+		if old != nil {
+			prev = old.APIKeyHash
+		}
+		rec.APIKeyHash = secret.HashAgainst(key, prev)
 	}
 	if d.Proxy {
 		rec.BackendPort = enginePort

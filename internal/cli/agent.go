@@ -105,10 +105,30 @@ func (a agentObserver) Observe(ctx context.Context, s *state.Server) agent.Obser
 }
 
 // agentGenerator runs the health gate (models, a tiny streamed generation,
-// /metrics) against a ready server, as apply does before promoting it.
-type agentGenerator struct{}
+// /metrics) against a ready server, as apply does before promoting it, with
+// the server's API key.
+type agentGenerator struct{ m *Meta }
 
-func (agentGenerator) Generate(ctx context.Context, s *state.Server) error {
+// apiKey is the key of server name in the configuration as it is now (the
+// state never holds it): "" for a server without one.
+func (g agentGenerator) apiKey(name string) (string, error) {
+	cfg, diags := config.LoadDirInputs(".", g.m.inputs())
+	if diags.HasErrors() {
+		return "", fmt.Errorf("the configuration does not load, so the API key is unknown: %s", diags.Error())
+	}
+	g.m.noteSecrets(cfg)
+	cs := cfg.Servers[name]
+	if cs == nil {
+		return "", nil
+	}
+	return apply.APIKey(&plan.Desired{Keyed: cs.APIKey != "" || cs.APIKeyFile != "", APIKey: cs.APIKey, APIKeyFile: cs.APIKeyFile})
+}
+
+func (g agentGenerator) Generate(ctx context.Context, s *state.Server) error {
+	key, err := g.apiKey(s.Name)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	host := s.Host
@@ -117,7 +137,7 @@ func (agentGenerator) Generate(ctx context.Context, s *state.Server) error {
 	}
 	client := gate.NewClient(2)
 	defer client.CloseIdleConnections()
-	t := gate.Target{BaseURL: "http://" + net.JoinHostPort(host, strconv.Itoa(s.Port)), Model: s.Model.ServedName, Engine: s.Engine.Kind}
+	t := gate.Target{BaseURL: "http://" + net.JoinHostPort(host, strconv.Itoa(s.Port)), Model: s.Model.ServedName, Engine: s.Engine.Kind, APIKey: key}
 	h, err := gate.Health(ctx, client, t)
 	if err != nil {
 		return err
@@ -369,7 +389,7 @@ func runAgent(m *Meta, args []string) int {
 	a := agent.New(settings)
 	a.States, a.Dir, a.Logf = b.states, b.stateDir, logf
 	a.Observer = agentObserver{newObserver(b.drivers, b.stateDir)}
-	a.Generator = agentGenerator{}
+	a.Generator = agentGenerator{m}
 	a.Restarter = &agentRestarter{m: m, b: b, logf: logf}
 	a.BootID = bootID
 
@@ -548,7 +568,7 @@ func runCheck(m *Meta, args []string) int {
 	}
 	entries, _ := journal.Read(journal.Path(b.stateDir))
 	boot, _ := bootID()
-	rep := agent.Check(context.Background(), st, agentObserver{newObserver(b.drivers, b.stateDir)}, agentGenerator{}, entries, boot, time.Now())
+	rep := agent.Check(context.Background(), st, agentObserver{newObserver(b.drivers, b.stateDir)}, agentGenerator{m}, entries, boot, time.Now())
 	if *textfile != "" {
 		if err := agent.WriteTextfile(*textfile, rep); err != nil {
 			fmt.Fprintf(m.Err, "Error: writing %s: %v\n", *textfile, err)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/roofline/roofline/internal/config"
@@ -136,14 +137,39 @@ func rehearsalSelf(stateDir string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	dir := filepath.Join(stateDir, "bin")
+	// Hashing the binary costs more than the rest of a plan of hundreds of
+	// servers: the hash of the executable as it was (path, size, mtime,
+	// inode) is remembered beside the copy.
+	var memo string
+	if fi, err := f.Stat(); err == nil {
+		ino := uint64(0)
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			ino = st.Ino
+		}
+		k := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d\x00%d", exe, fi.Size(), fi.ModTime().UnixNano(), ino))
+		memo = filepath.Join(dir, "self-"+hex.EncodeToString(k[:8]))
+		if b, err := os.ReadFile(memo); err == nil {
+			if dst := filepath.Join(dir, "roofline-"+strings.TrimSpace(string(b))); len(b) > 0 {
+				if _, err := os.Stat(dst); err == nil {
+					return dst, nil
+				}
+			}
+		}
+	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", err
 	}
 	sum := hex.EncodeToString(h.Sum(nil))[:16]
-	dir := filepath.Join(stateDir, "bin")
 	dst := filepath.Join(dir, "roofline-"+sum)
+	remember := func() {
+		if memo != "" {
+			_ = fsx.WriteFile(memo, []byte(sum+"\n"), 0o600)
+		}
+	}
 	if _, err := os.Stat(dst); err == nil {
+		remember()
 		return dst, nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -167,6 +193,12 @@ func rehearsalSelf(stateDir string) (string, error) {
 			}
 		}
 	}
+	if old, _ := filepath.Glob(filepath.Join(dir, "self-*")); len(old) > 0 {
+		for _, o := range old {
+			_ = os.Remove(o)
+		}
+	}
+	remember()
 	return dst, nil
 }
 
@@ -255,7 +287,7 @@ func (b *backend) refresher(inventoryFlag string, reprobe bool) *plan.Refresher 
 		Inventory: b.inventory(inventoryFlag),
 		Engines:   prober{self: b.self, cacheDir: filepath.Join(b.stateDir, "probes"), refresh: reprobe},
 		Observer:  newObserver(b.drivers, b.stateDir),
-		Ports:     portChecker{},
+		Ports:     &portChecker{},
 		Self:      b.self,
 		Journal:   journal.Path(b.stateDir),
 		StateDir:  b.stateDir,

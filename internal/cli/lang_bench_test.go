@@ -3,7 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"net"
+	"github.com/roofline/roofline/internal/testnet"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,15 +61,15 @@ func fleetDir(tb testing.TB) string {
 	if err := modeltest.Write(filepath.Join(dir, "models", "qwen3-0.6b"), modeltest.Qwen3_0_6B); err != nil {
 		tb.Fatal(err)
 	}
-	// 256 ports free now, given in an auto-loaded variable file.
+	// 256 distinct ports free now (below the ephemeral range, where no
+	// client connection takes them meanwhile), in an auto-loaded variable file.
 	var ports []int
-	for range 256 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			tb.Fatal(err)
+	seen := map[int]bool{}
+	for len(ports) < 256 {
+		if p := testnet.FreePort(tb); !seen[p] {
+			seen[p] = true
+			ports = append(ports, p)
 		}
-		defer ln.Close()
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
 	}
 	b, _ := json.Marshal(map[string]any{"ports": ports})
 	if err := os.WriteFile(filepath.Join(dir, "ports.auto.rfvars.json"), b, 0o644); err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -320,7 +321,9 @@ func runPlan(m *Meta, args []string) int {
 		views.WriteWarnings(m.Out, p.Files, warns, m.CompactWarnings, m.Color)
 		// Servers on Kubernetes clusters are planned against their cluster
 		// (kube.go); the JSON and markdown views cover the host's servers.
-		if mode != plan.ModeRefreshOnly {
+		// A plan from a host snapshot (-snapshot) has no backend: it covers
+		// the host only.
+		if mode != plan.ModeRefreshOnly && b != nil {
 			runs, ok := planClusters(m, b.full, mode == plan.ModeDestroy)
 			if !ok {
 				fmt.Fprintln(m.Err, "\nThe cluster plan has errors: fix them and run roofline plan again. Nothing was changed.")
@@ -376,14 +379,23 @@ func printDiagsSplit(m *Meta, files map[string]*hcl.File, diags hcl.Diagnostics)
 	views.WriteWarnings(m.Out, files, warns, m.CompactWarnings, m.Color)
 }
 
-// portChecker is the live port check.
-type portChecker struct{}
+// portChecker is the live port check. One plan reads the host's listening
+// sockets once (portcheck.Table), however many servers it checks.
+type portChecker struct {
+	once  sync.Once
+	table *portcheck.Table
+}
 
-func (portChecker) Holder(host string, port int) (bool, string) { return portcheck.Holder(host, port) }
+func (c *portChecker) tab() *portcheck.Table {
+	c.once.Do(func() { c.table = portcheck.ReadTable() })
+	return c.table
+}
 
-func (portChecker) Listeners(port int) []plan.Listener {
+func (c *portChecker) Holder(host string, port int) (bool, string) { return c.tab().Holder(host, port) }
+
+func (c *portChecker) Listeners(port int) []plan.Listener {
 	var out []plan.Listener
-	for _, l := range portcheck.Listeners(port) {
+	for _, l := range c.tab().Listeners(port) {
 		out = append(out, plan.Listener{Addr: l.Addr, PID: l.PID, Who: l.Who()})
 	}
 	return out

@@ -98,7 +98,7 @@ func runSnapshot(m *Meta, args []string) int {
 func (b *backend) takeSnapshot(ctx context.Context, cfg *config.Config, st *state.File, inventory string, reprobe bool) *snapshot.File {
 	in := b.refresher(inventory, reprobe).Refresh(ctx, cfg, st)
 	host, _ := os.Hostname()
-	return snapshot.Take(in, portChecker{}, host, time.Now())
+	return snapshot.Take(in, &portChecker{}, host, time.Now())
 }
 
 func gpuCount(s *snapshot.File) int {

@@ -66,7 +66,10 @@ Options:
 }
 
 type statusRow struct {
-	Name        string           `json:"name"`
+	Name string `json:"name"`
+	// Instance is "old" or "new" while a rollout replaces the server (both
+	// run; the old one serves until the new one passed its gates).
+	Instance    string           `json:"instance,omitempty"`
 	Engine      string           `json:"engine"`
 	EngineKind  string           `json:"engine_kind"`
 	Version     string           `json:"engine_version"`
@@ -132,6 +135,23 @@ func runStatus(m *Meta, args []string) int {
 		}
 		if snap != nil && o.Alive {
 			r.GPUMemoryBytes = gpuMemoryOf(snap, o.GPUPids)
+		}
+		if old := s.Deposed; old != nil {
+			// A rollout in progress: the old instance still serves until
+			// the new one passes its gates.
+			r.Instance = "new"
+			oo := obs.Observe(context.Background(), old)
+			or := statusRow{Name: name, Instance: "old", Engine: old.Engine.Name, EngineKind: old.Engine.Kind, Version: old.Engine.Version,
+				Model: old.Model.Path, ServedName: old.Model.ServedName, Port: s.Port, BackendPort: old.BackendPort, GPUs: old.GPUs,
+				PID: old.PID, Status: old.Status, Running: oo.Alive, Healthy: oo.Healthy, Detail: oo.Detail,
+				Measured: old.Footprint, Predicted: old.Predicted, LogPath: old.LogPath}
+			if oo.Alive && !old.ReadyAt.IsZero() {
+				or.UptimeSec = time.Since(old.ReadyAt).Seconds()
+			}
+			if snap != nil && oo.Alive {
+				or.GPUMemoryBytes = gpuMemoryOf(snap, oo.GPUPids)
+			}
+			rows = append(rows, or)
 		}
 		rows = append(rows, r)
 	}
@@ -219,7 +239,7 @@ func renderStatus(m *Meta, w io.Writer, rows []statusRow) {
 		if r.GPUMemoryBytes > 0 {
 			mem = fmt.Sprintf("%.1f GiB", float64(r.GPUMemoryBytes)/(1<<30))
 		}
-		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\t%v\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.EngineKind, r.Version, r.ServedName, port, r.GPUs, pid, uptime, stateText, mem, kv)
+		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\t%v\t%s\t%s\t%s\t%s\t%s\n", rowName(r), r.EngineKind, r.Version, r.ServedName, port, r.GPUs, pid, uptime, stateText, mem, kv)
 	}
 	tw.Flush()
 	for _, r := range rows {
@@ -360,4 +380,15 @@ func runShow(m *Meta, args []string) int {
 		fmt.Fprintf(m.Out, "    argv       = %q\n}\n\n", s.Argv)
 	}
 	return ExitOK
+}
+
+// rowName is the server's name, marked during a rollout.
+func rowName(r statusRow) string {
+	switch r.Instance {
+	case "old":
+		return r.Name + " (old, serving)"
+	case "new":
+		return r.Name + " (new, rolling out)"
+	}
+	return r.Name
 }

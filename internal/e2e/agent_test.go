@@ -587,3 +587,36 @@ func TestAgentNeverAppliesNewConfiguration(t *testing.T) {
 		t.Fatal("not serving after apply")
 	}
 }
+
+// TestAgentWithAPIKeys: the agent's short generations authenticate with
+// each server's key (from a variable and from a file), so keyed servers are
+// up and never taken for hung; a killed keyed server is restarted with its
+// key; no key reaches the agent's log.
+func TestAgentWithAPIKeys(t *testing.T) {
+	const vkey, skey = "sk-vllm-7f3a9c21e4", "sk-sglang-0b8d55e1aa"
+	e := newEnv(t, keyed)
+	writeFile(t, filepath.Join(e.dir, "sglang.key"), skey+"\n")
+	writeFile(t, filepath.Join(e.dir, "keys.auto.rfvars"), fmt.Sprintf("vllm_key = %q\n", vkey))
+	e.mustRun(0, "apply", "-auto-approve")
+	old := e.status()["v"].PID
+	a := e.startAgent()
+	time.Sleep(3 * time.Second) // three generations each
+	_, body := a.get("/metrics")
+	for _, want := range []string{`roofline_server_up{server="v"} 1`, `roofline_server_up{server="s"} 1`, "roofline_servers_drifted 0"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s:\n%s\nthe agent's log:\n%s", want, grepLines(body, "roofline_server"), a.logText())
+		}
+	}
+	_ = syscall.Kill(-old, syscall.SIGKILL)
+	a.waitFor(60*time.Second, "the keyed server back", func() bool {
+		_, ok := e.serving("v", old)
+		return ok
+	})
+	time.Sleep(2 * time.Second)
+	if n := len(agentEntries(t, e, journal.AgentRestarted)); n != 1 {
+		t.Errorf("%d restarts, want 1 (the killed one):\n%s", n, a.logText())
+	}
+	if strings.Contains(a.logText(), vkey) || strings.Contains(a.logText(), skey) {
+		t.Errorf("a key is in the agent's log:\n%s", a.logText())
+	}
+}

@@ -130,6 +130,8 @@ func TestAPIKeys(t *testing.T) {
 	// is an error that names the server.
 	e.mustRun(0, "health", "v")
 	e.mustRun(0, "health", "s")
+	// So does the agent's probe (roofline check): keyed servers are healthy.
+	e.mustRun(0, "check")
 	bad := filepath.Join(e.dir, "bad.key")
 	_ = os.WriteFile(bad, []byte("nope\n"), 0o600)
 	h := e.run("health", "-api-key-file", bad, "v")

@@ -90,7 +90,7 @@ func TestMaxModelLenAuto(t *testing.T) {
 	e.write(autoConfig("vllm", ""))
 	var p autoPlan
 	r := e.run("plan", "-json")
-	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || len(p.ResourceChanges) != 1 {
+	if err := json.Unmarshal(planDocument(t, r.stdout), &p); err != nil || len(p.ResourceChanges) != 1 {
 		t.Fatalf("plan -json: %v\n%s", err, r)
 	}
 	predicted := p.ResourceChanges[0].After.Auto
@@ -129,7 +129,7 @@ func TestMaxModelLenAuto(t *testing.T) {
 	}
 	r = e.run("plan", "-json")
 	p = autoPlan{}
-	_ = json.Unmarshal([]byte(r.stdout), &p)
+	_ = json.Unmarshal(planDocument(t, r.stdout), &p)
 	found := false
 	for _, d := range p.ResourceDrift {
 		found = found || (d.Summary == `max_model_len = "auto" picked another context` && strings.Contains(d.Detail, fmt.Sprint(got)))

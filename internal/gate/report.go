@@ -207,7 +207,10 @@ func (r *BenchResult) Notes() []string {
 // the ratio b/a.
 func RenderCompare(w io.Writer, nameA, nameB string, a, b *BenchResult) {
 	fmt.Fprintln(w, banner(" Serving Benchmark Comparison ", '=', 80))
-	fmt.Fprintf(w, "%-40s %12s %12s %10s\n", "", trimTo(nameA, 12), trimTo(nameB, 12), "B/A")
+	// Names are often long and alike (server.qwen3_old, server.qwen3_new):
+	// the columns are A and B, named in full above them.
+	fmt.Fprintf(w, "A = %s\nB = %s\n", nameA, nameB)
+	fmt.Fprintf(w, "%-40s %12s %12s %10s\n", "", "A", "B", "B/A")
 	row := func(label string, x, y float64, isInt bool) {
 		f := "%12.2f"
 		if isInt {
@@ -238,13 +241,6 @@ func RenderCompare(w io.Writer, nameA, nameB string, a, b *BenchResult) {
 	}
 	fmt.Fprintln(w, strings.Repeat("=", 80))
 	fmt.Fprintf(w, "A = %s (%s)\nB = %s (%s)\n", nameA, a.BaseURL, nameB, b.BaseURL)
-}
-
-func trimTo(s string, n int) string {
-	if len(s) > n {
-		return s[:n-1] + "…"
-	}
-	return s
 }
 
 // Summary is what the journal keeps of r; violations, when thresholds were

@@ -93,9 +93,7 @@ func importRecord(d *Desired, ip *ImportedProcess, now time.Time) (*state.Server
 	var diffs []string
 	want, have := d.Argv[min(d.CommandLen, len(d.Argv)):], ip.Cmdline[min(d.CommandLen, len(ip.Cmdline)):]
 	if !slices.Equal(want, have) {
-		for _, f := range ArgvDiffFlags(have, want) {
-			diffs = append(diffs, f)
-		}
+		diffs = append(diffs, ArgvDiffFlags(have, want)...)
 		if len(diffs) == 0 {
 			diffs = append(diffs, "command line")
 		}

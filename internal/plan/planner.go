@@ -615,6 +615,10 @@ func (pl *planner) desire(s *config.Server) {
 	}
 	d.EnvFrom = hostEnvFrom(s)
 	markSensitive(d, s, pl.p.Secrets)
+	if _, onArgv := state.SensitivePaths(d.Sensitive); len(onArgv) > 0 {
+		pl.diag(hcl.DiagWarning, ptr(s.Range("extra_args")), "Sensitive value on the engine's command line",
+			"Server %q passes a sensitive value as an argument. roofline masks it in plans, state and logs, but the engine's command line is readable by every user of the host (ps, /proc/PID/cmdline). Pass it through env, env_from_file or env_from_host if the engine reads it from there.", s.Name)
+	}
 	pl.host[s.Name] = planHostSecrets(s, pl.in.ReadHostFile, pl.in.Getenv, pl.p.Secrets)
 	// Secrets enter the hash as a placeholder: see hashable.
 	hashArgv, hashEnv := hashable(d)
@@ -631,10 +635,18 @@ func (pl *planner) desire(s *config.Server) {
 		Proxy  bool
 	}{hashArgv[min(prefix, len(hashArgv)):], hashEnv, d.GPUs, d.Host, d.Port, d.Engine, modelIdentity(d.Model), d.Driver, d.Image, d.Proxy})
 	if d.Keyed {
-		// A new key needs a restart. Only a digest of it enters the hash
-		// (and unkeyed servers keep the hash they had).
-		sum := sha256.Sum256([]byte("roofline api key\x00" + d.APIKey))
-		d.ConfigHash = hashOf(struct{ Base, KeyFile, Key string }{d.ConfigHash, d.APIKeyFile, hex.EncodeToString(sum[:])})
+		// Keyed or not, and where the key comes from, need a restart; the
+		// key itself stays out of the hash (an unsalted digest of it could
+		// be guessed offline): a new key is found against the state's
+		// salted hash of it (secretChanges). Unkeyed servers keep the hash
+		// they had.
+		d.ConfigHash = hashOf(struct{ Base, KeyFile string }{d.ConfigHash, d.APIKeyFile})
+		if d.APIKeyFile != "" && pl.in.ReadHostFile != nil {
+			if k, err := pl.in.ReadHostFile(d.APIKeyFile); err == nil {
+				pl.host[s.Name][apiKeyPath] = strings.TrimSpace(k)
+				pl.p.Secrets.Add(strings.TrimSpace(k))
+			}
+		}
 	}
 	if t := pl.triggerFiles(s); t != "" {
 		// Only servers with trigger files hash them: the others' hashes

@@ -57,7 +57,7 @@ func seal(j *JSONPlan, p *Plan, key []byte) error {
 	plain := map[string]map[string]string{}
 	for _, c := range p.Changes {
 		d := c.After
-		if d == nil || len(d.Sensitive) == 0 {
+		if d == nil || len(d.Sensitive) == 0 && d.APIKey == "" {
 			continue
 		}
 		envKeys, argvIdx := state.SensitivePaths(d.Sensitive)
@@ -73,6 +73,9 @@ func seal(j *JSONPlan, p *Plan, key []byte) error {
 			if i < len(d.Argv) {
 				vals[argvPath(i)] = d.Argv[i]
 			}
+		}
+		if d.APIKey != "" {
+			vals[apiKeyPath] = d.APIKey
 		}
 		if len(vals) > 0 {
 			plain[c.Addr] = vals
@@ -145,6 +148,10 @@ func restorePlain(p *Plan, plain map[string]map[string]string) {
 		}
 		d := c.After
 		for path, v := range vals {
+			if path == apiKeyPath {
+				d.APIKey = v
+				continue
+			}
 			if k, ok := strings.CutPrefix(path, "env."); ok && d.Env != nil {
 				d.Env[k] = v
 				continue

@@ -29,6 +29,9 @@ import (
 // EnvFrom records where each comes from, and apply reads it on the host
 // (ResolveHostEnv) just before the engine starts.
 
+// apiKeyPath names the API key among a server's secrets.
+const apiKeyPath = "api_key"
+
 // Host secret sources in Desired.EnvFrom.
 const (
 	fromFile = "file:"
@@ -148,6 +151,13 @@ func secretChanges(before *state.Server, after *Desired, host map[string]string)
 		if stored, had := before.Env[k]; had && !secret.Matches(stored, plain) {
 			out = append(out, "env."+k)
 		}
+	}
+	key := after.APIKey
+	if after.APIKeyFile != "" {
+		key = host[apiKeyPath]
+	}
+	if key != "" && before.APIKeyHash != "" && !secret.Matches(before.APIKeyHash, key) {
+		out = append(out, apiKeyPath)
 	}
 	bArgv := publicArgv(before)
 	if len(bArgv) == len(after.Argv) {

@@ -106,6 +106,13 @@ func TestSecretsAreMaskedInPlanTextJSONAndFile(t *testing.T) {
 		}
 	}
 
+	warned := false
+	for _, dg := range p.Diagnostics {
+		warned = warned || dg.Summary == "Sensitive value on the engine's command line"
+	}
+	if !warned {
+		t.Error("a sensitive value on the command line gets a warning")
+	}
 	var human bytes.Buffer
 	RenderHuman(&human, p.ToJSON(), func(s string) string { return s })
 	noPlain(t, "the human plan", human.Bytes())
@@ -248,5 +255,53 @@ func TestTamperedPlanFileIsRefused(t *testing.T) {
 	}
 	if _, err := Load(path, testKey); err != nil {
 		t.Fatalf("the untouched file: %v", err)
+	}
+}
+
+// The API key: never hashed unsalted into the config hash, sealed into the
+// plan file for apply, and a rotation found against the state's salted hash.
+func TestAPIKeyRotationAndPlanFile(t *testing.T) {
+	hcl := `
+server "qwen" {
+  engine  = engine.vllm_016
+  model   = model.qwen
+  gpus    = [0]
+  port    = 8000
+  api_key = "sk-apikey-first-0001"
+}
+`
+	first := run(t, tc{hcl: hcl})
+	d := first.Change("qwen").After
+	if d.APIKey != "sk-apikey-first-0001" {
+		t.Fatalf("key %q", d.APIKey)
+	}
+	path := filepath.Join(t.TempDir(), "plan.out")
+	if err := Save(path, first, testKey); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	if bytes.Contains(raw, []byte("sk-apikey-first-0001")) {
+		t.Fatal("the plan file holds the key")
+	}
+	back, err := Load(path, testKey)
+	if err != nil || back.Change("qwen").After.APIKey != "sk-apikey-first-0001" {
+		t.Fatalf("apply FILE must get the key back: %v", err)
+	}
+
+	st, obs := stateFrom(first)
+	st.Servers["qwen"].APIKeyHash = state.RedactValue("sk-apikey-first-0001")
+	if c := run(t, tc{hcl: hcl, prior: st, observed: obs}).Change("qwen"); c.Action != NoOp {
+		t.Fatalf("same key: %q %s", c.Action.Symbol(), c.Reason)
+	}
+	rotated := run(t, tc{hcl: strings.ReplaceAll(hcl, "first-0001", "second-0002"), prior: st, observed: obs})
+	c := rotated.Change("qwen")
+	if !c.Action.IsReplace() || !strings.Contains(c.Reason, "api_key (sensitive value)") {
+		t.Fatalf("rotated key: %q %s", c.Action.Symbol(), c.Reason)
+	}
+	var human bytes.Buffer
+	RenderHuman(&human, rotated.ToJSON(), func(s string) string { return s })
+	WriteJSON(&human, rotated.ToJSON())
+	if bytes.Contains(human.Bytes(), []byte("sk-apikey-")) {
+		t.Fatalf("the key shows:\n%s", human.String())
 	}
 }

@@ -46,7 +46,10 @@ func (l Listener) Who() string {
 // socket listening on the port on any address counts, IPv6 included: a
 // process on [::1]:PORT answers clients of "localhost:PORT" just as well.
 func Holder(host string, port int) (held bool, who string) {
-	ls := Listeners(port)
+	return holder(Listeners(port), host, port)
+}
+
+func holder(ls []Listener, host string, port int) (held bool, who string) {
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err == nil {
 		ln.Close()
@@ -85,6 +88,41 @@ func Listeners(port int) []Listener {
 	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		out = append(out, listening(f, port)...)
 	}
+	return withOwners(out)
+}
+
+// Table is the listening sockets of the host read once, for a plan that
+// checks many ports: reading /proc/net/tcp per port made a plan of
+// hundreds of servers quadratic on a host with thousands of sockets.
+type Table struct {
+	byPort map[int][]Listener
+}
+
+// ReadTable reads every listening socket (IPv4 and IPv6).
+func ReadTable() *Table {
+	t := &Table{byPort: map[int][]Listener{}}
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		for _, l := range listening(f, -1) {
+			_, ps, _ := net.SplitHostPort(l.Addr)
+			p, _ := strconv.Atoi(ps)
+			t.byPort[p] = append(t.byPort[p], l)
+		}
+	}
+	return t
+}
+
+// Listeners is Listeners(port) from the table; owners are looked up for
+// the ports asked about only.
+func (t *Table) Listeners(port int) []Listener {
+	return withOwners(append([]Listener(nil), t.byPort[port]...))
+}
+
+// Holder is Holder(host, port) with the table's listeners.
+func (t *Table) Holder(host string, port int) (bool, string) {
+	return holder(t.Listeners(port), host, port)
+}
+
+func withOwners(out []Listener) []Listener {
 	if len(out) == 0 {
 		return nil
 	}
@@ -129,7 +167,8 @@ func socketOwners(want map[string]int) map[string]int {
 	return found
 }
 
-// listening parses /proc/net/tcp{,6} for sockets in LISTEN (0A) on port.
+// listening parses /proc/net/tcp{,6} for sockets in LISTEN (0A) on port
+// (every port when port is -1).
 func listening(path string, port int) []Listener {
 	f, err := os.Open(path)
 	if err != nil {
@@ -149,14 +188,14 @@ func listening(path string, port int) []Listener {
 			continue
 		}
 		p, err := strconv.ParseUint(hexPort, 16, 16)
-		if err != nil || int(p) != port {
+		if err != nil || (port >= 0 && int(p) != port) {
 			continue
 		}
 		ip := parseProcIP(hexIP)
 		if ip == nil {
 			continue
 		}
-		out = append(out, Listener{Addr: net.JoinHostPort(ip.String(), strconv.Itoa(port)), Inode: fields[9]})
+		out = append(out, Listener{Addr: net.JoinHostPort(ip.String(), strconv.Itoa(int(p))), Inode: fields[9]})
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package portcheck
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -94,3 +95,30 @@ func TestListenersSeesEverySocket(t *testing.T) {
 
 // soReusePort is SO_REUSEPORT on Linux (the syscall package lacks it).
 const soReusePort = 0xf
+
+// TestTable: the table read once answers like Holder and Listeners.
+func TestTable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	freePort := free.Addr().(*net.TCPAddr).Port
+	free.Close()
+	tab := ReadTable()
+	held, who := tab.Holder("127.0.0.1", port)
+	if !held || !strings.Contains(who, fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Errorf("held port: %v %q", held, who)
+	}
+	if ls := tab.Listeners(port); len(ls) != 1 || ls[0].PID != os.Getpid() {
+		t.Errorf("listeners %+v", ls)
+	}
+	if held, who := tab.Holder("127.0.0.1", freePort); held {
+		t.Errorf("free port held by %q", who)
+	}
+}

@@ -76,6 +76,9 @@ type Server struct {
 	// (IsSecretName): "env.KEY" and "argv[I]" paths, from sensitive
 	// variables and host secrets. They are stored hashed like the others.
 	Sensitive []string `json:"sensitive,omitempty"`
+	// APIKeyHash is the salted hash (internal/secret) of the API key the
+	// engine was started with, so that plan sees a rotated key.
+	APIKeyHash string `json:"api_key_hash,omitempty"`
 	// CommandLen is how many leading words of Argv are the engine's command
 	// (an install path, not a setting); plan's argv diff skips them.
 	CommandLen int `json:"command_len,omitempty"`
