@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/roofline/roofline/internal/journal"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -347,9 +347,8 @@ func writeServer(m *Meta, s *state.Server) {
 			name string
 			raw  json.RawMessage
 		}{{"health", g.Health}, {"smoke", g.Smoke}, {"bench", g.Bench}} {
-			var compact bytes.Buffer
-			if json.Compact(&compact, part.raw) == nil && compact.Len() > 0 {
-				row("", part.name+" "+compact.String())
+			if line := gateLine(part.name, part.raw); line != "" {
+				row("", line)
 			}
 		}
 	}
@@ -526,4 +525,50 @@ func processHint(h state.Instance, port int) string {
 			h.PID, joinInts(obs.PIDs), strings.ReplaceAll(joinInts(obs.PIDs), ",", ""))
 	}
 	return fmt.Sprintf("Still running: pid %d (process group %d) on port %d. %s", h.PID, pg, port, stop)
+}
+
+// gateLine says in words what one gate's recorded result was: "health:
+// pass, 6 checks", the checks that failed, or the bench's figures
+// (state show -json keeps the whole record).
+func gateLine(name string, raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	if name == "bench" {
+		var b journal.BenchSummary
+		if json.Unmarshal(raw, &b) != nil || b.Completed+b.Failed == 0 {
+			return "bench: " + gateVerdict(raw)
+		}
+		return fmt.Sprintf("bench: %s; %d requests (%d failed) at concurrency %d: %.0f output tok/s, %.2f req/s, TTFT p99 %.0f ms, TPOT p99 %.1f ms, ITL p99 %.1f ms",
+			gateVerdict(raw), b.Completed+b.Failed, b.Failed, b.MaxConcurrency, b.OutputThroughput, b.RequestThroughput, b.P99TTFTMs, b.P99TPOTMs, b.P99ITLMs)
+	}
+	var r struct {
+		Checks []struct {
+			Name    string `json:"name"`
+			OK      bool   `json:"ok"`
+			Skipped bool   `json:"skipped"`
+			Detail  string `json:"detail"`
+		} `json:"checks"`
+		Steps json.RawMessage `json:"steps"`
+	}
+	if json.Unmarshal(raw, &r) != nil {
+		return name + ": recorded (state show -json shows it)"
+	}
+	if len(r.Steps) > 0 {
+		_ = json.Unmarshal(r.Steps, &r.Checks)
+	}
+	var failed []string
+	for _, c := range r.Checks {
+		if !c.OK && !c.Skipped {
+			failed = append(failed, c.Name+" ("+c.Detail+")")
+		}
+	}
+	line := name + ": " + gateVerdict(raw)
+	if len(r.Checks) > 0 {
+		line += fmt.Sprintf(", %d checks", len(r.Checks))
+	}
+	if len(failed) > 0 {
+		line += "; failed: " + strings.Join(failed, "; ")
+	}
+	return line
 }

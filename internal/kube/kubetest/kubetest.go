@@ -140,10 +140,11 @@ func startCluster(bin, kwok, stages, crds string) (*Cluster, error) {
 		ErrorIfCRDPathMissing:    true,
 		CRDInstallOptions:        envtest.CRDInstallOptions{MaxTime: 3 * time.Minute, PollInterval: 200 * time.Millisecond},
 		ControlPlaneStartTimeout: 3 * time.Minute, // a loaded 2-core machine
-		ControlPlaneStopTimeout:  time.Minute,
+		ControlPlaneStopTimeout:  2 * time.Minute,
 	}
 	rc, err := tc.env.Start()
 	if err != nil {
+		_ = tc.env.Stop() // a start that timed out can leave etcd and the apiserver running
 		return nil, err
 	}
 	tc.RC = rc
@@ -196,6 +197,7 @@ func startCluster(bin, kwok, stages, crds string) (*Cluster, error) {
 			continue
 		}
 		cmd := exec.Command(p.argv[0], p.argv[1:]...)
+		dieWithParent(cmd)
 		buf := &bytes.Buffer{}
 		cmd.Stdout, cmd.Stderr = buf, buf
 		if err := cmd.Start(); err != nil {
