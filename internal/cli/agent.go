@@ -404,7 +404,8 @@ func runAgent(m *Meta, args []string) int {
 	a.States, a.Dir, a.Logf = b.states, b.stateDir, logf
 	a.Observer = agentObserver{newObserver(b.drivers, b.stateDir)}
 	a.Generator = agentGenerator{m}
-	a.Restarter = &agentRestarter{m: m, b: b, logf: logf}
+	res := &agentRestarter{m: m, b: b, logf: logf}
+	a.Restarter, a.Retirer = res, agentRetirer{res}
 	a.BootID = bootID
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -598,4 +599,79 @@ func runCheck(m *Meta, args []string) int {
 		return ExitChanges
 	}
 	return ExitOK
+}
+
+// agentRetirer ends rollback windows: a previous instance kept for
+// keep_previous whose window ended is stopped through apply (the plan's
+// "rollback window ended" update), under the state lock.
+type agentRetirer struct{ r *agentRestarter }
+
+func (t agentRetirer) Retire(ctx context.Context, now time.Time) ([]string, error) {
+	st, err := t.r.b.states.Read()
+	if err != nil {
+		return nil, err
+	}
+	var due []string
+	for _, name := range st.Names() {
+		if s := st.Servers[name]; s.Deposed != nil && s.Deposed.Status == state.StatusKept {
+			due = append(due, name)
+		}
+	}
+	if len(due) == 0 {
+		return nil, nil
+	}
+	cfg, diags := config.LoadDirInputs(".", t.r.m.inputs())
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("the configuration does not load: %s", diags.Error())
+	}
+	expired := due[:0]
+	for _, name := range due {
+		cs := cfg.HostOnly().Servers[name]
+		if cs == nil || now.After(st.Servers[name].ReadyAt.Add(cs.Lifecycle.KeepPrevious)) {
+			expired = append(expired, name)
+		}
+	}
+	if len(expired) == 0 {
+		return nil, nil
+	}
+	id, err := t.r.b.states.Lock(ctx, state.NewLockInfo("agent retire"))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = t.r.b.states.Unlock(id) }()
+	if st, err = t.r.b.states.Read(); err != nil {
+		return nil, err
+	}
+	t.r.m.noteSecrets(cfg)
+	host := cfg.HostOnly()
+	b := &backend{cfg: host, full: cfg, stateDir: t.r.b.stateDir, states: t.r.b.states, self: t.r.b.self, drivers: t.r.b.drivers}
+	in := b.refresher("", false).Refresh(ctx, host, st)
+	in.Mode, in.Targets = plan.ModeNormal, due
+	p := plan.Make(in)
+	if p.HasErrors() {
+		return nil, errors.New("the plan to end rollback windows has errors; run roofline plan")
+	}
+	var keep []*plan.Change
+	var retired []string
+	for _, c := range p.Changes {
+		if c.After == nil {
+			continue
+		}
+		if c.Action == plan.Update && strings.Contains(c.Reason, "rollback window ended") {
+			retired = append(retired, c.Name)
+		} else {
+			c.Action = plan.NoOp // its window runs on: apply's recovery reads it here
+		}
+		keep = append(keep, c)
+	}
+	if len(retired) == 0 {
+		return nil, nil
+	}
+	p.Changes = keep
+	ap := &apply.Applier{State: t.r.b.states, Drivers: t.r.b.drivers, Gates: newGates(t.r.m), Hooks: agentHooks{t.r.logf},
+		StateDir: t.r.b.stateDir, ProxyCommand: []string{t.r.b.self, "proxy"}}
+	if _, err := ap.Apply(ctx, p, st); err != nil {
+		return nil, err
+	}
+	return retired, nil
 }

@@ -658,3 +658,35 @@ server "a" {
 		t.Fatalf("restarting server a ended server q's rollback window (kept pid %d):\n%s", kept, a.logText())
 	}
 }
+
+// TestAgentEndsRollbackWindow: once keep_previous's window ends, the agent
+// stops the kept previous instance (through apply) and journals it.
+func TestAgentEndsRollbackWindow(t *testing.T) {
+	cfg := func(round int) string {
+		return strings.Replace(killRolloutConfig(round, "30s"), `drain_timeout         = "30s"`, `drain_timeout         = "30s"
+    keep_previous         = "4s"`, 1)
+	}
+	e := newEnv(t, cfg(0))
+	e.mustRun(0, "apply", "-auto-approve")
+	e.write(cfg(1))
+	e.mustRun(0, "apply", "-auto-approve")
+	sd := filepath.Join(e.dir, ".roofline")
+	st, _ := state.NewFilesystem(sd).Read()
+	if st.Servers["q"].Deposed == nil {
+		t.Fatal("the rollout kept no previous instance")
+	}
+	kept, ready := st.Servers["q"].Deposed.PID, st.Servers["q"].ReadyAt
+	a := e.startAgent()
+	a.waitFor(60*time.Second, "the kept instance stopped", func() bool {
+		st, _ := state.NewFilesystem(sd).Read()
+		return st != nil && st.Servers["q"].Deposed == nil
+	})
+	if time.Since(ready) < 4*time.Second {
+		t.Errorf("stopped %s after the rollout, before its 4 s window", time.Since(ready))
+	}
+	waitGone(t, kept)
+	a.waitFor(10*time.Second, "the journal entry", func() bool { return len(agentEntries(t, e, journal.AgentRetired)) == 1 })
+	if _, ok := e.serving("q", 0); !ok {
+		t.Fatal("the server does not serve after its previous instance stopped")
+	}
+}
