@@ -170,6 +170,24 @@ func lookupServers(f *state.File, args []string) ([]*state.Server, error) {
 	return out, nil
 }
 
+// lockState takes the state lock for op (waiting up to timeout) for a
+// command that rewrites the state; the returned func releases it.
+func lockState(m *Meta, sm *state.Filesystem, op string, timeout time.Duration) (func(), bool) {
+	sm.OnStaleLock = staleLockNote(m)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	id, err := sm.Lock(ctx, state.NewLockInfo(op))
+	cancel()
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return nil, false
+	}
+	return func() {
+		if err := sm.Unlock(id); err != nil {
+			fmt.Fprintf(m.Err, "Error: %v\n", err)
+		}
+	}, true
+}
+
 func readState(m *Meta, sm *state.Filesystem) (*state.File, bool) {
 	f, err := sm.Read()
 	if err != nil {
@@ -433,19 +451,11 @@ func runStateRm(m *Meta, args []string) int {
 		return ExitError
 	}
 	if !*dryRun && !m.NoLock {
-		sm.OnStaleLock = staleLockNote(m)
-		ctx, cancel := context.WithTimeout(context.Background(), *lockTimeout)
-		id, err := sm.Lock(ctx, state.NewLockInfo("state rm"))
-		cancel()
-		if err != nil {
-			fmt.Fprintf(m.Err, "Error: %v\n", err)
+		unlock, ok := lockState(m, sm, "state rm", *lockTimeout)
+		if !ok {
 			return ExitError
 		}
-		defer func() {
-			if err := sm.Unlock(id); err != nil {
-				fmt.Fprintf(m.Err, "Error: %v\n", err)
-			}
-		}()
+		defer unlock()
 	}
 	// Read under the lock, so nothing changes between read and write.
 	f, ok := readState(m, sm)

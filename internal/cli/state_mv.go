@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -68,19 +67,11 @@ func stateMv(m *Meta, dir string, dryRun bool, lockTimeout time.Duration, from, 
 		return ExitError
 	}
 	if !dryRun && !m.NoLock {
-		sm.OnStaleLock = staleLockNote(m)
-		ctx, cancel := context.WithTimeout(context.Background(), lockTimeout)
-		id, err := sm.Lock(ctx, state.NewLockInfo("state mv"))
-		cancel()
-		if err != nil {
-			fmt.Fprintf(m.Err, "Error: %v\n", err)
+		unlock, ok := lockState(m, sm, "state mv", lockTimeout)
+		if !ok {
 			return ExitError
 		}
-		defer func() {
-			if err := sm.Unlock(id); err != nil {
-				fmt.Fprintf(m.Err, "Error: %v\n", err)
-			}
-		}()
+		defer unlock()
 	}
 	f, ok := readState(m, sm)
 	if !ok {
