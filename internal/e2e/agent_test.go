@@ -459,29 +459,7 @@ func writeFile(t *testing.T, path, content string) {
 // per server every minute): CPU time per tick, CPU share, and resident
 // memory. One iteration is one tick: run with -benchtime=12x (a minute).
 func BenchmarkAgent16Servers(b *testing.B) {
-	t := &testing.T{}
-	var sb strings.Builder
-	sb.WriteString(base)
-	for i := 0; i < 16; i++ {
-		fmt.Fprintf(&sb, `
-server "s%d" {
-  engine                 = engine.vllm
-  model                  = model.qwen
-  gpus                   = [%d]
-  port                   = @PORT_%d@
-  max_model_len          = 8192
-  gpu_memory_utilization = 0.45
-}
-`, i, i%8, i)
-	}
-	e := newEnv(t, sb.String())
-	inv, err := os.ReadFile("../gpu/testdata/h100x8.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(e.dir, "gpus.json"), inv, 0o644); err != nil {
-		b.Fatal(err)
-	}
+	e := sixteenServers(b)
 	defer e.run("destroy", "-auto-approve", "-lock-timeout=60s")
 	if r := e.run("apply", "-auto-approve"); r.code != 0 {
 		b.Fatalf("apply: %s", r)
