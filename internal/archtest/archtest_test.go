@@ -26,7 +26,7 @@ var allowed = map[string][]string{
 	"internal/apply":           {"internal/plan", "internal/driver", "internal/state", "internal/proxy", "internal/engine/logdiag"},
 	"internal/gate":            {"internal/config", "internal/journal"},
 	"internal/enginelock":      {"internal/config", "internal/engine"},
-	"internal/views":           {"internal/plan", "internal/jsonplan", "internal/diagfmt", "internal/version", "internal/state", "internal/journal", "internal/gpu"},
+	"internal/views":           {"internal/plan", "internal/jsonplan", "internal/diagfmt", "internal/version", "internal/state", "internal/journal", "internal/gpu", "internal/model", "internal/vram", "internal/engine/logdiag"},
 	"internal/snapshot":        {"internal/config", "internal/engine", "internal/gpu", "internal/journal", "internal/model", "internal/plan", "internal/state", "internal/version", "internal/vram"},
 	"internal/agent":           {"internal/state", "internal/journal", "internal/engine/logdiag"},
 	"internal/rehearsal":       {"internal/engine", "internal/engine/refdata", "internal/model", "internal/vram", "internal/vram/fromodel", "internal/gpu"},

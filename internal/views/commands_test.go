@@ -8,10 +8,16 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/roofline/roofline/internal/engine/logdiag"
+	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/gpu/gputest"
 	"github.com/roofline/roofline/internal/journal"
+	"github.com/roofline/roofline/internal/model"
+	"github.com/roofline/roofline/internal/model/modeltest"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/state/statetest"
+	"github.com/roofline/roofline/internal/vram"
+	"github.com/roofline/roofline/internal/vram/fromodel"
 )
 
 // testView returns a view writing into two buffers.
@@ -153,4 +159,100 @@ func TestVersionViews(t *testing.T) {
 			t.Errorf("version -json lacks %s:\n%s", k, out)
 		}
 	}
+}
+
+func TestModelViews(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tiny")
+	if err := modeltest.Write(dir, modeltest.Tiny, modeltest.Shards(2), modeltest.DropFile("tokenizer.json")); err != nil {
+		t.Fatal(err)
+	}
+	info, err := model.Inspect(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info.Dir = "/models/tiny"
+	res := &model.VerifyResult{Checked: 4, Bytes: 3 << 30, Missing: []string{"tokenizer.json"}, Extra: []string{"notes.txt"},
+		Mismatched: []model.Mismatch{{File: "model-00001-of-00002.safetensors", Want: "ab12", Got: "cd34"}}}
+	ok := &model.VerifyResult{Checked: 4, Bytes: 5 << 20}
+	runViewCases(t, []viewCase{
+		{"model-inspect", false, func(v *View) { _ = NewModelInspect(ViewHuman, v).Inspect(info, false) }},
+		{"model-verify-failed", false, func(v *View) { NewModelVerify(ViewHuman, v).Verify("/models/tiny", res) }},
+		{"model-verify-ok", false, func(v *View) { NewModelVerify(ViewHuman, v).Verify("/models/tiny", ok) }},
+		{"model-verify-failed.json", false, func(v *View) { NewModelVerify(ViewJSON, v).Verify("/models/tiny", res) }},
+		{"model-manifest", false, func(v *View) { v.ModelManifestWritten(12, "/models/tiny.sha256", "/models/tiny") }},
+		{"model-synth", false, func(v *View) { v.ModelSynthWritten("Tiny", "roofline/tiny", "/models/tiny", info) }},
+	})
+	v, out, _ := testView(false)
+	if err := NewModelInspect(ViewJSON, v).Inspect(info, true); err != nil || !strings.Contains(out.String(), `"tensors": [`) || !strings.Contains(out.String(), `"ok": false`) {
+		t.Errorf("inspect -json -tensors: %v\n%.400s", err, out)
+	}
+	// A progress bar draws only on a terminal.
+	v, _, errOut := testView(false)
+	bar, progress := v.Progress("hashing", false)
+	if bar != nil || progress != nil {
+		t.Error("a progress bar off a terminal")
+	}
+	bar.Finish()
+	bar, progress = v.Progress("hashing", true)
+	progress(1<<30, 2<<30)
+	progress(2<<30, 2<<30)
+	bar.Finish()
+	if s := errOut.String(); !strings.Contains(s, "hashing [") || !strings.Contains(s, "100.0%") || !strings.HasSuffix(s, "\n") {
+		t.Errorf("progress bar: %q", s)
+	}
+}
+
+func TestVRAMViews(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "qwen")
+	if err := modeltest.Write(dir, modeltest.Qwen3_8B); err != nil {
+		t.Fatal(err)
+	}
+	info, err := model.Inspect(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := fromodel.Spec(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h100, _ := gpu.Preset("h100")
+	g := &VRAMGPUs{Name: h100.Name, Indexes: []int{3}, Total: h100.CUDATotalBytes(), NVML: h100.MemoryTotalBytes, CC: h100.ComputeCapability, Source: "preset h100"}
+	estimate := func(ctx int) VRAMEstimate {
+		r, err := vram.Estimate(vram.Input{Engine: vram.VLLM, Model: spec, GPUMemoryBytes: g.Total, NVMLTotalBytes: g.NVML, GPUName: g.Name,
+			ComputeCapability: g.CC, TP: 1, PP: 1, MaxModelLen: ctx, KVCacheDtype: "auto", Concurrency: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return VRAMEstimate{ModelDir: "/models/qwen", Model: &spec, GPUs: g, Problems: []string{"shard 2 is truncated"}, Result: r}
+	}
+	runViewCases(t, []viewCase{
+		{"vram-fits", false, func(v *View) { _ = NewVRAM(ViewHuman, v).Estimate(estimate(32768)) }},
+		{"vram-too-long", false, func(v *View) { _ = NewVRAM(ViewHuman, v).Estimate(estimate(8 << 20)) }},
+	})
+	v, out, _ := testView(false)
+	if err := NewVRAM(ViewJSON, v).Estimate(estimate(32768)); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{`"prediction": "uncalibrated"`, `"model_problems": [`, `"indexes": [`, `"fits": true`} {
+		if !strings.Contains(out.String(), k) {
+			t.Errorf("vram -json lacks %s:\n%.600s", k, out)
+		}
+	}
+	if strings.Contains(out.String(), "preset h100") {
+		t.Error("vram -json shows the source, which only the human view says")
+	}
+}
+
+func TestDiagnoseViews(t *testing.T) {
+	d := logdiag.Diagnosis{Class: "oom_weights", Title: "Out of memory loading the weights", Summary: "The weights do not fit.",
+		Cause: "torch.OutOfMemoryError while loading", Action: "Raise tensor_parallel_size.",
+		Evidence: []string{"INFO loading", "torch.OutOfMemoryError: CUDA out of memory"}, EvidenceLines: []int{9, 112}}
+	none := logdiag.Diagnosis{Class: "unknown", Title: "Unknown", Summary: "No known cause.", Cause: "-", Action: "Read the log."}
+	runViewCases(t, []viewCase{
+		{"diagnose", false, func(v *View) { NewDiagnose(ViewHuman, v).Diagnosis(d, "/s/logs/qwen.log") }},
+		{"diagnose-bold", true, func(v *View) { NewDiagnose(ViewHuman, v).Diagnosis(d, "/s/logs/qwen.log") }},
+		{"diagnose-none-stdin", false, func(v *View) { NewDiagnose(ViewHuman, v).Diagnosis(none, "-") }},
+		{"diagnose.json", false, func(v *View) { NewDiagnose(ViewJSON, v).Diagnosis(d, "/s/logs/qwen.log") }},
+		{"diagnose-none.json", false, func(v *View) { NewDiagnose(ViewJSON, v).Diagnosis(none, "-") }},
+	})
 }
