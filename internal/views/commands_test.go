@@ -56,14 +56,14 @@ func runViewCases(t *testing.T, cases []viewCase) {
 func ptr[T any](v T) *T { return &v }
 
 func statusRows() []StatusRow {
-	fp := &state.Footprint{WeightsGiB: 15.3, KVCacheGiB: 50.1, KVTokens: 364912, MaxConcurrency: 11.1}
+	fp := &Footprint{WeightsGiB: 15.3, KVCacheGiB: 50.1, KVTokens: 364912, MaxConcurrency: 11.1}
 	return []StatusRow{
 		{Name: "qwen", Instance: "old", Engine: "vllm", EngineKind: "vllm", Version: "0.16.0", Model: "/models/Qwen3-8B", ServedName: "qwen3-8b",
 			Port: 8000, BackendPort: 18000, GPUs: []int{0}, PID: 4242, Status: state.StatusReady, Running: true, Healthy: ptr(true),
-			UptimeSec: 3725.4, Measured: fp, Predicted: &state.Footprint{KVTokens: 360000}, Prediction: "measured", GPUMemoryBytes: 70 << 30, LogPath: "/s/logs/qwen.log"},
+			UptimeSec: 3725.4, Measured: fp, Predicted: &Footprint{KVTokens: 360000}, Prediction: "measured", GPUMemoryBytes: 70 << 30, LogPath: "/s/logs/qwen.log"},
 		{Name: "qwen", Instance: "new", Engine: "vllm", EngineKind: "vllm", Version: "0.16.1", Model: "/models/Qwen3-8B", ServedName: "qwen3-8b",
 			Port: 8000, BackendPort: 18001, GPUs: []int{1}, PID: 4343, Status: state.StatusStarting, Running: true, Healthy: ptr(false),
-			Detail: "GET /health: connection refused", Predicted: &state.Footprint{KVTokens: 360000}, LogPath: "/s/logs/qwen.next.log"},
+			Detail: "GET /health: connection refused", Predicted: &Footprint{KVTokens: 360000}, LogPath: "/s/logs/qwen.next.log"},
 		{Name: "gone", Engine: "sg", EngineKind: "sglang", Version: "0.5.6", ServedName: "llama", Port: 8001, GPUs: []int{2, 3},
 			PID: 99, Status: state.StatusReady, Detail: "pid 99 is gone", LogPath: "/s/logs/gone.log"},
 		{Name: "failed", Engine: "vllm", EngineKind: "vllm", Version: "0.16.0", ServedName: "m", Port: 8002, Status: state.StatusFailed},
