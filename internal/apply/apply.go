@@ -21,6 +21,7 @@ import (
 
 	"github.com/hashicorp/go-multierror"
 	"github.com/roofline/roofline/internal/driver"
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/proxy"
@@ -861,11 +862,11 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	if env == nil {
 		env = map[string]string{}
 	}
-	if key != "" && d.Engine.Kind == "vllm" {
+	if k := engine.Lookup(d.Engine.Kind); k != nil && key != "" && k.APIKeyEnv != "" {
 		// vLLM reads its key from the environment: never on the command
 		// line, where every local user can read it. The state's Env does
 		// not hold it.
-		env["VLLM_API_KEY"] = key
+		env[k.APIKeyEnv] = key
 	}
 	a.mu.Lock()
 	lineage := a.st.Lineage
@@ -990,7 +991,7 @@ func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.De
 	keyFile := filepath.Join(dir, d.Name+".key")
 	// SGLang takes a key only on its command line: the proxy enforces it,
 	// from a 0600 file it re-reads. The file is in place before the switch.
-	if key != "" && d.Engine.Kind == "sglang" {
+	if key != "" && engine.LookupOrDefault(d.Engine.Kind).APIKeyEnv == "" {
 		if err := proxy.WriteKeyFile(keyFile, key); err != nil {
 			return err
 		}
@@ -1014,8 +1015,10 @@ func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.De
 		return err
 	}
 	listen := net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
-	if d.Host == "" && d.Engine.Kind == "sglang" {
-		listen = net.JoinHostPort("127.0.0.1", strconv.Itoa(d.Port))
+	if d.Host == "" && engine.LookupOrDefault(d.Engine.Kind).DefaultHost != "0.0.0.0" {
+		// The engine's own default address when it is not all interfaces
+		// (SGLang: loopback); "" binds all interfaces as vLLM does.
+		listen = net.JoinHostPort(engine.LookupOrDefault(d.Engine.Kind).DefaultHost, strconv.Itoa(d.Port))
 	}
 	argv := append(append([]string(nil), a.ProxyCommand...), "-listen", listen, "-target-file", targetFile, "-status-file", statusFile, "-api-key-file", keyFile)
 	p, err := a.Drivers.Start(ctx, driver.LaunchSpec{Driver: state.DriverProcess, Name: d.Name + "-proxy", Argv: argv,
