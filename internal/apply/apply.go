@@ -9,7 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
+
 	"maps"
 	"net"
 	"os"
@@ -23,6 +23,7 @@ import (
 	"github.com/roofline/roofline/internal/driver"
 	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/engine/logdiag"
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/proxy"
 	"github.com/roofline/roofline/internal/secret"
@@ -120,6 +121,9 @@ type Applier struct {
 	MoveJournal func(from, to string)
 	// Now is the clock.
 	Now func() time.Time
+	// Secrets is the command's output mask: keys read at apply (from
+	// api_key_file) are added to it. nil masks nothing.
+	Secrets *secret.Set
 
 	// Stopping, when closed, asks apply to stop the Terraform way: every
 	// server whose change has begun finishes it (a rollout in flight runs
@@ -665,21 +669,9 @@ func APIKey(d *plan.Desired) (string, error) {
 	case !d.Keyed:
 		return "", nil
 	case d.APIKeyFile != "":
-		f, err := os.Open(d.APIKeyFile)
+		k, err := ReadKeyFile(d.APIKeyFile)
 		if err != nil {
 			return "", fmt.Errorf("reading api_key_file: %w", err)
-		}
-		b, err := io.ReadAll(io.LimitReader(f, 4097))
-		f.Close()
-		if err != nil {
-			return "", fmt.Errorf("reading api_key_file: %w", err)
-		}
-		if len(b) > 4096 {
-			return "", fmt.Errorf("api_key_file %s holds more than 4096 bytes; an API key is one line", d.APIKeyFile)
-		}
-		k := strings.TrimSpace(string(b))
-		if k == "" {
-			return "", fmt.Errorf("api_key_file %s is empty", d.APIKeyFile)
 		}
 		return k, nil
 	case d.APIKey != "":
@@ -687,6 +679,24 @@ func APIKey(d *plan.Desired) (string, error) {
 	default:
 		return "", errors.New("the plan does not carry the api_key (keys never go into plan files): run apply without a plan file, or give the key with api_key_file")
 	}
+}
+
+// maxKeyFile bounds an API key file: a key is one line.
+const maxKeyFile = 4096
+
+// ReadKeyFile reads an API key file (api_key_file, -api-key-file): a
+// regular file of at most 4 KiB, the key its content with surrounding
+// space trimmed.
+func ReadKeyFile(path string) (string, error) {
+	b, err := fsx.ReadFile(path, maxKeyFile)
+	if err != nil {
+		return "", err
+	}
+	k := strings.TrimSpace(string(b))
+	if k == "" {
+		return "", fmt.Errorf("%s is empty", path)
+	}
+	return k, nil
 }
 
 func newLaunchID() string {
@@ -786,6 +796,9 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	if err != nil {
 		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
 	}
+	// A key read from a file now was never in the configuration: output
+	// is masked against it from here on.
+	a.Secrets.Add(key)
 	a.mu.Lock()
 	old := a.st.Server(d.Name).Clone()
 	a.mu.Unlock()

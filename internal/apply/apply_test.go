@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"github.com/roofline/roofline/internal/driver"
 	"github.com/roofline/roofline/internal/driver/drivertest"
 	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -360,5 +363,56 @@ func TestAdoptFirst(t *testing.T) {
 	}
 	if s := st.Server("a"); s == nil || s.PID == lost.PID || s.Status != state.StatusReady {
 		t.Errorf("server a = %+v; want a new, ready instance", s)
+	}
+}
+
+// TestKeyFileValueJoinsTheOutputMask: a key read from api_key_file at apply
+// was never in the configuration, so apply adds it to the command's mask
+// (everything printed after the read is masked against it).
+func TestKeyFileValueJoinsTheOutputMask(t *testing.T) {
+	d := newFakeDriver()
+	a, _ := newApplier(t, d, &fakeGates{})
+	a.Secrets = secret.NewSet()
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte("sk-from-a-file-31\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	after := desired("a", "ma", 8001)
+	after.Keyed, after.APIKeyFile = true, keyFile
+	p := &plan.Plan{Changes: []*plan.Change{{Addr: "server.a", Name: "a", Action: plan.Create, After: after}}}
+	st, err := a.Apply(context.Background(), p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Secrets.Is("sk-from-a-file-31") {
+		t.Errorf("the key read from %s is not masked: mask has %d values", keyFile, a.Secrets.Len())
+	}
+	if h := st.Server("a").APIKeyHash; !secret.Matches(h, "sk-from-a-file-31") {
+		t.Errorf("the state records %q, not the key's salted hash", h)
+	}
+}
+
+func TestReadKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		path, want, err string
+	}{
+		{write("ok", "  sk-1  \n"), "sk-1", ""},
+		{write("empty", "\n\n"), "", "is empty"},
+		{write("big", strings.Repeat("k", 5000)), "", "reads at most 4096 bytes"},
+		{filepath.Join(dir, "missing"), "", "no such file"},
+		{"/dev/zero", "", "not a regular file"},
+	} {
+		got, err := ReadKeyFile(tc.path)
+		if got != tc.want || (tc.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("ReadKeyFile(%s) = %q, %v; want %q, error with %q", filepath.Base(tc.path), got, err, tc.want, tc.err)
+		}
 	}
 }

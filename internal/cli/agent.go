@@ -122,7 +122,9 @@ func (g agentGenerator) apiKey(name string) (string, error) {
 	if cs == nil {
 		return "", nil
 	}
-	return apply.APIKey(&plan.Desired{Keyed: cs.APIKey != "" || cs.APIKeyFile != "", APIKey: cs.APIKey, APIKeyFile: cs.APIKeyFile})
+	k, err := apply.APIKey(&plan.Desired{Keyed: cs.APIKey != "" || cs.APIKeyFile != "", APIKey: cs.APIKey, APIKeyFile: cs.APIKeyFile})
+	g.m.secrets.Add(k)
+	return k, err
 }
 
 func (g agentGenerator) Generate(ctx context.Context, s *state.Server) error {
@@ -266,7 +268,7 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	ap := &apply.Applier{
 		State: r.b.states, Drivers: r.b.drivers, Gates: newGates(r.m), Hooks: agentHooks{r.logf},
 		StateDir: r.b.stateDir, ProxyCommand: []string{r.b.self, "proxy"},
-		Journal: journalFor(r.b, func() *gpu.Snapshot { return p.Snapshot }),
+		Journal: journalFor(r.b, func() *gpu.Snapshot { return p.Snapshot }), Secrets: r.m.secrets,
 	}
 	after, err := ap.Apply(ctx, p, st)
 	failed := map[string]*apply.ServerError{}
@@ -669,7 +671,7 @@ func (t agentRetirer) Retire(ctx context.Context, now time.Time) ([]string, erro
 	}
 	p.Changes = keep
 	ap := &apply.Applier{State: t.r.b.states, Drivers: t.r.b.drivers, Gates: newGates(t.r.m), Hooks: agentHooks{t.r.logf},
-		StateDir: t.r.b.stateDir, ProxyCommand: []string{t.r.b.self, "proxy"}}
+		StateDir: t.r.b.stateDir, ProxyCommand: []string{t.r.b.self, "proxy"}, Secrets: t.r.m.secrets}
 	if _, err := ap.Apply(ctx, p, st); err != nil {
 		return nil, err
 	}

@@ -235,6 +235,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		ProxyCommand:   []string{b.self, "proxy"},
 		Parallelism:    o.parallelism,
 		Stopping:       stopping,
+		Secrets:        m.secrets,
 		Journal:        journalFor(b, func() *gpu.Snapshot { return p.Snapshot }),
 		JournalFailure: journalFailureFor(b, func() *gpu.Snapshot { return p.Snapshot }),
 		MoveJournal: func(from, to string) {

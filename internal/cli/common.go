@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/spf13/pflag"
 	"path/filepath"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/fsx"
+	"github.com/roofline/roofline/internal/views"
 )
 
 // loadConfig loads the configuration in the current directory (after
@@ -57,23 +59,14 @@ func stateDir(cfg *config.Config) string {
 	return abs
 }
 
-var colorCodes = []struct{ tag, code string }{
-	{"[reset]", "\x1b[0m"}, {"[bold]", "\x1b[1m"}, {"[dim]", "\x1b[2m"},
-	{"[red]", "\x1b[31m"}, {"[green]", "\x1b[32m"}, {"[yellow]", "\x1b[33m"},
-	{"[blue]", "\x1b[34m"}, {"[magenta]", "\x1b[35m"}, {"[cyan]", "\x1b[36m"},
-}
-
 // colorize turns [green]...[reset] markup into ANSI codes when colour is on,
 // and strips it otherwise (Terraform's colorstring convention).
-func (m *Meta) colorize(s string) string {
-	for _, c := range colorCodes {
-		repl := ""
-		if m.Color {
-			repl = c.code
-		}
-		s = strings.ReplaceAll(s, c.tag, repl)
-	}
-	return s
+func (m *Meta) colorize(s string) string { return views.Colorize(s, m.Color) }
+
+// view is the base of every command's view; built after the flags are
+// parsed, since -no-color and -compact-warnings are per command.
+func (m *Meta) view() *views.View {
+	return &views.View{Out: m.Out, Err: m.Err, Color: m.Color, CompactWarnings: m.CompactWarnings}
 }
 
 // varFlags registers -var NAME=VALUE and -var-file=FILE (both repeatable)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,12 +10,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/suggest"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
@@ -87,11 +86,7 @@ func runDiagnose(m *Meta, args []string) int {
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return ExitError
 	}
-	if *jsonOut {
-		printDiagnosisJSON(m.Out, d, path)
-	} else {
-		printDiagnosis(m, d, path)
-	}
+	views.NewDiagnose(views.TypeOf(*jsonOut), m.view()).Diagnosis(d, path)
 	return ExitOK
 }
 
@@ -152,56 +147,4 @@ func diagnoseLog(m *Meta, path string) (logdiag.Diagnosis, error) {
 		return d, fmt.Errorf("cannot read the log %s: %w", path, err)
 	}
 	return d, nil
-}
-
-type diagnosisJSON struct {
-	Class    string         `json:"class"`
-	Title    string         `json:"title"`
-	Summary  string         `json:"summary"`
-	Cause    string         `json:"cause"`
-	Action   string         `json:"action"`
-	Evidence []evidenceJSON `json:"evidence"`
-	File     string         `json:"file"`
-}
-
-type evidenceJSON struct {
-	Line int    `json:"line"`
-	Text string `json:"text"`
-}
-
-func printDiagnosisJSON(w io.Writer, d logdiag.Diagnosis, path string) {
-	out := diagnosisJSON{Class: d.Class, Title: d.Title, Summary: d.Summary, Cause: d.Cause, Action: d.Action,
-		Evidence: []evidenceJSON{}, File: path}
-	for i, text := range d.Evidence {
-		out.Evidence = append(out.Evidence, evidenceJSON{Line: d.EvidenceLines[i], Text: text})
-	}
-	b, _ := json.MarshalIndent(out, "", "  ")
-	fmt.Fprintln(w, string(b))
-}
-
-func printDiagnosis(m *Meta, d logdiag.Diagnosis, path string) {
-	bold := func(s string) string {
-		if m.Color {
-			return "\x1b[1m" + s + "\x1b[0m"
-		}
-		return s
-	}
-	w := m.Out
-	fmt.Fprintf(w, "%s %s (%s)\n\n", bold("Diagnosis:"), bold(d.Class), d.Title)
-	fmt.Fprintf(w, "  %s\n\n", d.Summary)
-	fmt.Fprintf(w, "%s  %s\n\n", bold("Cause:"), d.Cause)
-	if path == "-" {
-		path = "standard input"
-	}
-	if len(d.Evidence) == 0 {
-		fmt.Fprintf(w, "%s none: no error lines near the end of %s.\n\n", bold("Evidence:"), path)
-	} else {
-		fmt.Fprintf(w, "%s %s\n", bold("Evidence"), "("+path+"):")
-		width := len(strconv.Itoa(d.EvidenceLines[len(d.EvidenceLines)-1]))
-		for i, text := range d.Evidence {
-			fmt.Fprintf(w, "  %*d | %s\n", width, d.EvidenceLines[i], text)
-		}
-		fmt.Fprintln(w)
-	}
-	fmt.Fprintf(w, "%s %s\n", bold("Action:"), d.Action)
 }

@@ -11,10 +11,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/roofline/roofline/internal/engine/kinds"
-
+	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/config"
-	"github.com/roofline/roofline/internal/fsx"
+	"github.com/roofline/roofline/internal/engine/kinds"
 	"github.com/roofline/roofline/internal/gate"
 	"github.com/roofline/roofline/internal/suggest"
 )
@@ -90,12 +89,13 @@ func resolveTarget(m *Meta, cmd string, args []string, gf gateFlags) (t gate.Tar
 	}
 	key := ""
 	if gf.apiKeyFile != nil && *gf.apiKeyFile != "" {
-		k, err := readAPIKey(*gf.apiKeyFile)
+		k, err := apply.ReadKeyFile(*gf.apiKeyFile)
 		if err != nil {
 			fmt.Fprintf(m.Err, "Error: -api-key-file: %v\n", err)
 			return t, nil, false
 		}
 		key = k
+		m.secrets.Add(k)
 	}
 	if *gf.url != "" {
 		t = gate.Target{BaseURL: strings.TrimRight(*gf.url, "/"), Model: *gf.model, Engine: *gf.engine, APIKey: key}
@@ -123,11 +123,12 @@ func resolveTarget(m *Meta, cmd string, args []string, gf gateFlags) (t gate.Tar
 	case srv.APIKey != "":
 		t.APIKey = srv.APIKey
 	case srv.APIKeyFile != "":
-		k, err := readAPIKey(srv.APIKeyFile)
+		k, err := apply.ReadKeyFile(srv.APIKeyFile)
 		if err != nil {
 			fmt.Fprintf(m.Err, "Error: %s: api_key_file: %v\n", srv.Addr(), err)
 			return t, nil, false
 		}
+		m.secrets.Add(k)
 		t.APIKey = k
 	}
 	if *gf.model != "" {
@@ -238,17 +239,4 @@ func runHealth(m *Meta, args []string) int {
 		return ExitError
 	}
 	return ExitOK
-}
-
-// readAPIKey reads an API key file: the key, surrounding space trimmed.
-func readAPIKey(path string) (string, error) {
-	b, err := fsx.ReadFile(path, 4096)
-	if err != nil {
-		return "", err
-	}
-	k := strings.TrimSpace(string(b))
-	if k == "" {
-		return "", fmt.Errorf("%s is empty", path)
-	}
-	return k, nil
 }

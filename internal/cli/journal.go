@@ -3,11 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"github.com/roofline/roofline/internal/state"
-	"io"
 	"strings"
 
 	"github.com/roofline/roofline/internal/journal"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
@@ -59,148 +58,6 @@ func runJournal(m *Meta, args []string) int {
 			return ExitError
 		}
 	}
-	if *jsonOut {
-		if entries == nil {
-			entries = []journal.Entry{}
-		}
-		printJSON(m.Out, entries)
-		return ExitOK
-	}
-	if len(entries) == 0 {
-		fmt.Fprintf(m.Out, "The journal is empty (%s): entries are added by every rollout and every roofline bench SERVER.\n", path)
-		return ExitOK
-	}
-	for i, e := range entries {
-		if i > 0 {
-			fmt.Fprintln(m.Out)
-		}
-		writeJournalEntry(m.Out, e)
-	}
+	views.NewJournal(views.TypeOf(*jsonOut), m.view()).Entries(path, entries)
 	return ExitOK
-}
-
-// writeJournalEntry prints one entry as a short block.
-func writeJournalEntry(w io.Writer, e journal.Entry) {
-	who := state.ServerAddr(e.Server)
-	if e.Server == "" {
-		who = e.URL
-	}
-	if a := e.Agent; a != nil {
-		if e.Server == "" {
-			who = "host"
-		}
-		fmt.Fprintf(w, "%s  %s  %s: %s\n", e.Time.UTC().Format("2006-01-02 15:04:05 UTC"), e.Kind, who, a.Action)
-		if a.Reason != "" {
-			fmt.Fprintf(w, "  %-7s %s\n", "reason", a.Reason)
-		}
-		if a.Class != "" {
-			fmt.Fprintf(w, "  %-7s %s: %s\n", "cause", a.Class, a.Cause)
-		}
-		if a.PID > 0 {
-			fmt.Fprintf(w, "  %-7s %d\n", "pid", a.PID)
-		}
-		return
-	}
-	fmt.Fprintf(w, "%s  %s  %s\n", e.Time.UTC().Format("2006-01-02 15:04:05 UTC"), e.Kind, who)
-	row := func(label, value string) {
-		if strings.TrimSpace(value) != "" {
-			fmt.Fprintf(w, "  %-7s %s\n", label, value)
-		}
-	}
-	eng := strings.TrimSpace(e.Engine.Kind + " " + e.Engine.Version)
-	if e.Engine.Identity != "" {
-		eng += " (" + e.Engine.Identity + ")"
-	}
-	row("engine", eng)
-	var model []string
-	for _, s := range []string{e.Model.Path, e.Model.Fingerprint} {
-		if s != "" {
-			model = append(model, s)
-		}
-	}
-	mdl := e.Model.Name
-	if len(model) > 0 {
-		mdl += " (" + strings.Join(model, ", ") + ")"
-	}
-	row("model", mdl)
-	var hw []string
-	if len(e.GPUs) > 0 {
-		hw = append(hw, countNames(e.GPUs))
-	}
-	if e.DriverVersion != "" {
-		hw = append(hw, "driver "+e.DriverVersion)
-	}
-	if e.CUDAVersion != "" {
-		hw = append(hw, "CUDA "+e.CUDAVersion)
-	}
-	row("gpus", strings.Join(hw, ", "))
-	if len(e.Argv) > 0 {
-		row("argv", strings.Join(e.Argv, " "))
-	}
-	if g := e.Gate; g != nil {
-		verdict := "FAIL"
-		if g.Passed {
-			verdict = "pass"
-		}
-		row("gate", fmt.Sprintf("%s (health %s, smoke %s, bench %s)", verdict, orDash(g.Health), orDash(g.Smoke), orDash(g.Bench)))
-		for _, f := range g.Failures {
-			row("", f)
-		}
-	}
-	if f := e.Failure; f != nil {
-		what := "FAILED in " + f.Phase
-		if f.Class != "" && f.Class != "unknown" {
-			what += " (" + f.Class + ")"
-		}
-		if f.KeptOld {
-			what += "; the old instance kept serving"
-		}
-		row("rollout", what)
-		row("", f.Error)
-	}
-	if b := e.Bench; b != nil {
-		load := fmt.Sprintf("%d requests", b.NumPrompts)
-		if b.MaxConcurrency > 0 {
-			load += fmt.Sprintf(", concurrency %d", b.MaxConcurrency)
-		}
-		if b.RequestRate > 0 {
-			load += fmt.Sprintf(", %.2f req/s", b.RequestRate)
-		}
-		load += fmt.Sprintf(", %d in / %d out tokens", b.InputTokens, b.OutputTokens)
-		row("load", load)
-		row("result", fmt.Sprintf("%.2f tok/s out, %.2f req/s; TTFT median %.2f ms, P99 %.2f ms; TPOT median %.2f ms; ITL P99 %.2f ms; %d failed",
-			b.OutputThroughput, b.RequestThroughput, b.MedianTTFTMs, b.P99TTFTMs, b.MedianTPOTMs, b.P99ITLMs, b.Failed))
-		if b.Passed != nil {
-			verdict := "pass"
-			if !*b.Passed {
-				verdict = "FAIL: " + strings.Join(b.Violations, "; ")
-			}
-			row("verdict", "thresholds "+verdict)
-		}
-	}
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// countNames writes ["H200","H200","A100"] as "2x H200, 1x A100", in order
-// of first appearance.
-func countNames(names []string) string {
-	var order []string
-	count := map[string]int{}
-	for _, n := range names {
-		if count[n] == 0 {
-			order = append(order, n)
-		}
-		count[n]++
-	}
-	parts := make([]string, len(order))
-	for i, n := range order {
-		parts[i] = fmt.Sprintf("%dx %s", count[n], n)
-	}
-	return strings.Join(parts, ", ")
 }

@@ -1,20 +1,17 @@
 package cli
 
 import (
-	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/model/modeltest"
 	"github.com/roofline/roofline/internal/suggest"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
@@ -157,250 +154,14 @@ func runModelInspect(m *Meta, args []string) int {
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return ExitError
 	}
-	if *jsonOut {
-		if err := writeInspectJSON(m.Out, info, *withTensors); err != nil {
-			fmt.Fprintf(m.Err, "Error: %v\n", err)
-			return ExitError
-		}
-	} else {
-		writeInspect(m.Out, info)
+	if err := views.NewModelInspect(views.TypeOf(*jsonOut), m.view()).Inspect(info, *withTensors); err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return ExitError
 	}
 	if info.HasErrors() {
 		return ExitError
 	}
 	return ExitOK
-}
-
-// inspectJSON is the -json object of model inspect.
-type inspectJSON struct {
-	Dir            string           `json:"dir"`
-	OK             bool             `json:"ok"` // no error-level problems
-	Config         *model.Config    `json:"config"`
-	Params         int64            `json:"params"`
-	WeightsBytes   int64            `json:"weights_bytes"`
-	TotalBytes     int64            `json:"total_bytes"`
-	IndexTotalSize int64            `json:"index_total_size,omitempty"`
-	BytesByDtype   map[string]int64 `json:"bytes_by_dtype"`
-	BytesByClass   map[string]int64 `json:"bytes_by_class"`
-	BytesBySplit   map[string]int64 `json:"bytes_by_split"`
-	LayerBytes     []int64          `json:"layer_bytes"`
-	Shards         []model.Shard    `json:"shards"`
-	Problems       []model.Problem  `json:"problems"`
-	Tensors        []model.Tensor   `json:"tensors,omitempty"`
-}
-
-func writeInspectJSON(w io.Writer, info *model.Info, tensors bool) error {
-	b := info.Breakdown()
-	out := inspectJSON{
-		Dir: info.Dir, OK: !info.HasErrors(), Config: info.Config, Params: b.Params,
-		WeightsBytes: info.WeightsBytes(), TotalBytes: info.TotalBytes, IndexTotalSize: info.IndexTotalSize,
-		BytesByDtype: b.ByDtype, BytesByClass: map[string]int64{}, BytesBySplit: map[string]int64{},
-		LayerBytes: b.Layers, Shards: info.Shards, Problems: info.Problems,
-	}
-	for k, v := range b.ByClass {
-		out.BytesByClass[string(k)] = v
-	}
-	for k, v := range b.BySplit {
-		out.BytesBySplit[string(k)] = v
-	}
-	if out.Shards == nil {
-		out.Shards = []model.Shard{}
-	}
-	if out.Problems == nil {
-		out.Problems = []model.Problem{}
-	}
-	if tensors {
-		out.Tensors = info.Tensors
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
-}
-
-// gib formats bytes in GiB (2^30, as the engines print memory), small sizes in MiB.
-func gib(n int64) string {
-	if n < 1<<30 {
-		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-}
-
-func params(n int64) string {
-	if n < 1e9 {
-		return fmt.Sprintf("%.2f M", float64(n)/1e6)
-	}
-	return fmt.Sprintf("%.2f B", float64(n)/1e9)
-}
-
-func writeInspect(w io.Writer, info *model.Info) {
-	b := info.Breakdown()
-	fmt.Fprintf(w, "Model %s\n", info.Dir)
-	row := func(k, f string, a ...any) { fmt.Fprintf(w, "  %-15s %s\n", k, fmt.Sprintf(f, a...)) }
-	if c := info.Config; c != nil {
-		arch := strings.Join(c.Architectures, ", ")
-		if arch == "" {
-			arch = "(no architectures)"
-		}
-		row("Architecture", "%s (%s)", arch, c.ModelType)
-	}
-	row("Parameters", "%s (elements in the headers)", params(b.Params))
-	dtypes := make([]string, 0, len(b.ByDtype))
-	for d := range b.ByDtype {
-		dtypes = append(dtypes, d)
-	}
-	slices.SortFunc(dtypes, func(x, y string) int {
-		if c := cmp.Compare(b.ByDtype[y], b.ByDtype[x]); c != 0 {
-			return c
-		}
-		return strings.Compare(x, y)
-	})
-	var parts []string
-	for _, d := range dtypes {
-		parts = append(parts, d+" "+gib(b.ByDtype[d]))
-	}
-	row("Weights", "%s in %d shard(s) (%s)", gib(info.WeightsBytes()), len(info.Shards), strings.Join(parts, ", "))
-	row("Files", "%s in the folder", gib(info.TotalBytes))
-	if c := info.Config; c != nil {
-		row("Layers", "%d (hidden %d, intermediate %d)", c.NumHiddenLayers, c.HiddenSize, c.IntermediateSize)
-		kind := "MHA"
-		switch {
-		case c.KVLoraRank > 0:
-			kind = "MLA"
-		case c.NumKeyValueHeads == 1:
-			kind = "MQA"
-		case c.NumKeyValueHeads < c.NumAttentionHeads:
-			kind = "GQA"
-		}
-		row("Attention", "%d heads, %d KV heads, head dim %d (%s)", c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, kind)
-		tied := "untied"
-		if c.TieWordEmbeddings {
-			tied = "tied"
-		}
-		row("Vocabulary", "%d, %s embeddings", c.VocabSize, tied)
-		if c.MaxPositionEmbeddings > 0 {
-			row("Context", "%d (max_position_embeddings)", c.MaxPositionEmbeddings)
-		}
-		if c.TorchDtype != "" {
-			row("dtype", "%s", c.TorchDtype)
-		}
-		if c.NumExperts > 0 {
-			s := fmt.Sprintf("%d experts, %d active, expert intermediate %d", c.NumExperts, c.NumExpertsPerTok, c.MoEIntermediateSize)
-			if c.NumSharedExperts > 0 {
-				s += fmt.Sprintf(", %d shared", c.NumSharedExperts)
-			}
-			if c.FirstKDenseReplace > 0 {
-				s += fmt.Sprintf(", first %d layers dense", c.FirstKDenseReplace)
-			}
-			row("MoE", "%s; experts %s", s, gib(b.ByClass[model.ClassExpert]))
-		}
-		if c.KVLoraRank > 0 {
-			row("MLA", "kv_lora_rank %d, q_lora_rank %d, rope dim %d, nope dim %d, v dim %d", c.KVLoraRank, c.QLoraRank, c.QKRopeHeadDim, c.QKNopeHeadDim, c.VHeadDim)
-		}
-		if len(c.LayerTypes) > 0 {
-			counts := map[string]int{}
-			var kinds []string
-			for _, t := range c.LayerTypes {
-				if counts[t] == 0 {
-					kinds = append(kinds, t)
-				}
-				counts[t]++
-			}
-			var ks []string
-			for _, k := range kinds {
-				ks = append(ks, fmt.Sprintf("%d %s", counts[k], k))
-			}
-			s := strings.Join(ks, ", ")
-			if c.SlidingWindow > 0 {
-				s = fmt.Sprintf("window %d; %s", c.SlidingWindow, s)
-			}
-			row("Layer types", "%s", s)
-		}
-		if q := c.Quantization; q != nil {
-			var qs []string
-			if q.Format != "" {
-				qs = append(qs, q.Format)
-			}
-			if q.Bits > 0 {
-				qs = append(qs, fmt.Sprintf("%d bits", q.Bits))
-			}
-			if q.GroupSize > 0 {
-				qs = append(qs, fmt.Sprintf("group %d", q.GroupSize))
-			}
-			if len(q.WeightBlockSize) == 2 {
-				qs = append(qs, fmt.Sprintf("blocks %dx%d", q.WeightBlockSize[0], q.WeightBlockSize[1]))
-			}
-			s := q.Method
-			if len(qs) > 0 {
-				s += " (" + strings.Join(qs, ", ") + ")"
-			}
-			row("Quantization", "%s", s)
-		}
-		if c.Multimodal {
-			row("Multimodal", "yes: language model facts from text_config; vision %s", gib(b.ByClass[model.ClassVision]))
-		}
-		if mtp := b.ByClass[model.ClassMTP]; mtp > 0 {
-			row("MTP layers", "%s (loaded only for MTP speculative decoding)", gib(mtp))
-		}
-	}
-	fmt.Fprintln(w)
-	if len(info.Problems) == 0 {
-		fmt.Fprintln(w, "No problems found.")
-		return
-	}
-	errs := 0
-	for _, p := range info.Problems {
-		label := "Warning"
-		if p.Severity == model.SeverityError {
-			label = "Error"
-			errs++
-		}
-		fmt.Fprintf(w, "%s: %s\n", label, p.Summary)
-		if p.Detail != "" {
-			fmt.Fprintf(w, "  %s\n", p.Detail)
-		}
-	}
-	fmt.Fprintf(w, "\n%d error(s), %d warning(s).\n", errs, len(info.Problems)-errs)
-}
-
-// progressBar draws hashing progress on a terminal, at most ten times a second.
-type progressBar struct {
-	w     io.Writer
-	label string
-	start time.Time
-	last  time.Time
-	drawn bool
-}
-
-func newProgressBar(m *Meta, label string) (*progressBar, model.Progress) {
-	if !m.ErrTerminal {
-		return nil, nil
-	}
-	p := &progressBar{w: m.Err, label: label, start: time.Now()}
-	return p, p.update
-}
-
-func (p *progressBar) update(done, total int64) {
-	now := time.Now()
-	if done < total && now.Sub(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last = now
-	pct := 100.0
-	if total > 0 {
-		pct = 100 * float64(done) / float64(total)
-	}
-	const width = 30
-	fill := int(pct / 100 * width)
-	rate := float64(done) / max(now.Sub(p.start).Seconds(), 1e-3) / 1e6
-	fmt.Fprintf(p.w, "\r%s [%s%s] %5.1f%%  %s / %s  %.0f MB/s ", p.label,
-		strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct, gib(done), gib(total), rate)
-	p.drawn = true
-}
-
-func (p *progressBar) finish() {
-	if p != nil && p.drawn {
-		fmt.Fprintln(p.w)
-	}
 }
 
 func runModelManifest(m *Meta, args []string) int {
@@ -426,18 +187,17 @@ func runModelManifest(m *Meta, args []string) int {
 	}
 	// Written beside the target and renamed, so an interrupted run never
 	// leaves a partial list that verify would trust.
-	bar, progress := newProgressBar(m, "hashing")
+	bar, progress := m.view().Progress("hashing", m.ErrTerminal)
 	err := fsx.Write(path, 0o644, func(w io.Writer) error {
 		return model.Manifest(dir, w, progress)
 	})
-	bar.finish()
+	bar.Finish()
 	if err != nil {
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return ExitError
 	}
 	data, _ := os.ReadFile(path)
-	fmt.Fprintf(m.Out, "Wrote %d checksums to %s\nCheck the folder after a transfer with: roofline model verify %s -checksums %s\n",
-		strings.Count(string(data), "\n"), path, dir, path)
+	m.view().ModelManifestWritten(strings.Count(string(data), "\n"), path, dir)
 	return ExitOK
 }
 
@@ -459,46 +219,18 @@ func runModelVerify(m *Meta, args []string) int {
 			return ExitError
 		}
 	}
-	bar, progress := newProgressBar(m, "verifying")
+	bar, progress := m.view().Progress("verifying", m.ErrTerminal)
 	res, err := model.Verify(dir, *sums, progress)
-	bar.finish()
+	bar.Finish()
 	if err != nil {
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return ExitError
 	}
-	if *jsonOut {
-		enc := json.NewEncoder(m.Out)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(struct {
-			OK bool `json:"ok"`
-			*model.VerifyResult
-		}{res.OK(), res})
-	} else {
-		writeVerify(m.Out, dir, res)
-	}
+	views.NewModelVerify(views.TypeOf(*jsonOut), m.view()).Verify(dir, res)
 	if !res.OK() {
 		return ExitError
 	}
 	return ExitOK
-}
-
-func writeVerify(w io.Writer, dir string, res *model.VerifyResult) {
-	for _, f := range res.Mismatched {
-		fmt.Fprintf(w, "MISMATCH  %s\n          want %s\n          got  %s\n", f.File, f.Want, f.Got)
-	}
-	for _, f := range res.Missing {
-		fmt.Fprintf(w, "MISSING   %s\n", f)
-	}
-	for _, f := range res.Extra {
-		fmt.Fprintf(w, "EXTRA     %s (not in the checksum list)\n", f)
-	}
-	if res.OK() {
-		fmt.Fprintf(w, "OK: %d files, %s, match their checksums.\n", res.Checked, gib(res.Bytes))
-		return
-	}
-	fmt.Fprintf(w, "\nFAILED: %d mismatched, %d missing, %d extra of %d files checked in %s.\n",
-		len(res.Mismatched), len(res.Missing), len(res.Extra), res.Checked, dir)
-	fmt.Fprintln(w, "Copy the mismatched and missing files again from the source; remove extra files or rewrite the list with roofline model manifest.")
 }
 
 func runModelSynth(m *Meta, args []string) int {
@@ -552,7 +284,6 @@ func runModelSynth(m *Meta, args []string) int {
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return ExitError
 	}
-	fmt.Fprintf(m.Out, "Wrote a synthetic %s (%s) to %s: %s of sparse weights in %d shard(s).\nIt stands in for rehearsals and tests; it cannot generate text.\n",
-		a.Name, a.Repo, dir, gib(info.WeightsBytes()), len(info.Shards))
+	m.view().ModelSynthWritten(a.Name, a.Repo, dir, info)
 	return ExitOK
 }

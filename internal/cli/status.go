@@ -2,12 +2,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/roofline/roofline/internal/apply"
@@ -65,37 +63,6 @@ Options:
 	})
 }
 
-type statusRow struct {
-	Name string `json:"name"`
-	// Instance is "old" or "new" while a rollout replaces the server (both
-	// run; the old one serves until the new one passed its gates).
-	Instance    string           `json:"instance,omitempty"`
-	Engine      string           `json:"engine"`
-	EngineKind  string           `json:"engine_kind"`
-	Version     string           `json:"engine_version"`
-	Model       string           `json:"model"`
-	ServedName  string           `json:"served_name"`
-	Port        int              `json:"port"`
-	BackendPort int              `json:"backend_port,omitempty"`
-	GPUs        []int            `json:"gpus"`
-	PID         int              `json:"pid"`
-	Status      string           `json:"status"`
-	Running     bool             `json:"running"`
-	Healthy     *bool            `json:"healthy"`
-	Detail      string           `json:"detail,omitempty"`
-	UptimeSec   float64          `json:"uptime_seconds,omitempty"`
-	Measured    *state.Footprint `json:"measured,omitempty"`
-	Predicted   *state.Footprint `json:"predicted,omitempty"`
-	// Prediction is how plan predicted this start's memory: "measured",
-	// "estimated" or "uncalibrated" (from the state directory's calibrations).
-	Prediction string `json:"prediction,omitempty"`
-	GatePassed *bool  `json:"gate_passed,omitempty"`
-	// GPUMemoryBytes is what the server's processes hold on its GPUs, as
-	// NVML reports it (0 when the inventory lists none of them).
-	GPUMemoryBytes uint64 `json:"gpu_memory_bytes"`
-	LogPath        string `json:"log_path"`
-}
-
 func runStatus(m *Meta, args []string) int {
 	fs := newFlags("status")
 	jsonOut := fs.Bool("json", false, "")
@@ -115,11 +82,11 @@ func runStatus(m *Meta, args []string) int {
 		snap = sn
 	}
 	cals, _ := state.ReadCalibrations(b.stateDir) // unreadable: no prediction column
-	rows := []statusRow{}
+	rows := []views.StatusRow{}
 	for _, name := range st.Names() {
 		s := st.Servers[name]
 		o := obs.Observe(context.Background(), s)
-		r := statusRow{Name: name, Engine: s.Engine.Name, EngineKind: s.Engine.Kind, Version: s.Engine.Version,
+		r := views.StatusRow{Name: name, Engine: s.Engine.Name, EngineKind: s.Engine.Kind, Version: s.Engine.Version,
 			Model: s.Model.Path, ServedName: s.Model.ServedName, Port: s.Port, BackendPort: s.BackendPort, GPUs: s.GPUs,
 			PID: s.PID, Status: s.Status, Running: o.Alive, Healthy: o.Healthy, Detail: o.Detail,
 			Measured: s.Footprint, Predicted: s.Predicted, LogPath: s.LogPath}
@@ -141,7 +108,7 @@ func runStatus(m *Meta, args []string) int {
 			// the new one passes its gates.
 			r.Instance = "new"
 			oo := obs.Observe(context.Background(), old)
-			or := statusRow{Name: name, Instance: "old", Engine: old.Engine.Name, EngineKind: old.Engine.Kind, Version: old.Engine.Version,
+			or := views.StatusRow{Name: name, Instance: "old", Engine: old.Engine.Name, EngineKind: old.Engine.Kind, Version: old.Engine.Version,
 				Model: old.Model.Path, ServedName: old.Model.ServedName, Port: s.Port, BackendPort: old.BackendPort, GPUs: old.GPUs,
 				PID: old.PID, Status: old.Status, Running: oo.Alive, Healthy: oo.Healthy, Detail: oo.Detail,
 				Measured: old.Footprint, Predicted: old.Predicted, LogPath: old.LogPath}
@@ -157,20 +124,11 @@ func runStatus(m *Meta, args []string) int {
 	}
 	code := ExitOK
 	for _, r := range rows {
-		if !r.Running || (r.Healthy != nil && !*r.Healthy) || r.Status == state.StatusFailed {
+		if r.Unhealthy() {
 			code = ExitUnhealthy
 		}
 	}
-	if *jsonOut {
-		b, _ := json.MarshalIndent(rows, "", "  ")
-		fmt.Fprintln(m.Out, string(b))
-		return code
-	}
-	if len(rows) == 0 {
-		fmt.Fprintln(m.Out, "No servers in the state. Run roofline apply to start the configured ones.")
-		return ExitOK
-	}
-	renderStatus(m, m.Out, rows)
+	views.NewStatus(views.TypeOf(*jsonOut), m.view()).Rows(rows)
 	return code
 }
 
@@ -192,61 +150,6 @@ func gpuMemoryOf(snap *gpu.Snapshot, pids []int) uint64 {
 		}
 	}
 	return sum
-}
-
-func renderStatus(m *Meta, w io.Writer, rows []statusRow) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tENGINE\tMODEL\tPORT\tGPUS\tPID\tUPTIME\tSTATE\tGPU MEM\tKV TOKENS (measured / predicted)")
-	for _, r := range rows {
-		stateText := r.Status
-		switch {
-		case !r.Running && r.Status != state.StatusFailed:
-			stateText = m.colorize("[red]gone[reset]")
-		case r.Healthy != nil && *r.Healthy:
-			stateText = m.colorize("[green]healthy[reset]")
-		case r.Healthy != nil:
-			stateText = m.colorize("[red]unhealthy[reset]")
-		case r.Status == state.StatusFailed:
-			stateText = m.colorize("[red]failed[reset]")
-		}
-		kv := "-"
-		if r.Measured != nil || r.Predicted != nil {
-			mt, pt := "?", "?"
-			if r.Measured != nil && r.Measured.KVTokens > 0 {
-				mt = fmt.Sprint(r.Measured.KVTokens)
-			}
-			if r.Predicted != nil && r.Predicted.KVTokens > 0 {
-				pt = fmt.Sprint(r.Predicted.KVTokens)
-			}
-			kv = mt + " / " + pt
-			if r.Prediction != "" {
-				kv += " (" + r.Prediction + ")"
-			}
-		}
-		uptime := "-"
-		if r.UptimeSec > 0 {
-			uptime = time.Duration(r.UptimeSec * float64(time.Second)).Round(time.Second).String()
-		}
-		pid := "-"
-		if r.PID > 0 {
-			pid = fmt.Sprint(r.PID)
-		}
-		port := fmt.Sprint(r.Port)
-		if r.BackendPort != 0 {
-			port += fmt.Sprintf(" (->%d)", r.BackendPort)
-		}
-		mem := "-"
-		if r.GPUMemoryBytes > 0 {
-			mem = fmt.Sprintf("%.1f GiB", float64(r.GPUMemoryBytes)/(1<<30))
-		}
-		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\t%v\t%s\t%s\t%s\t%s\t%s\n", rowName(r), r.EngineKind, r.Version, r.ServedName, port, r.GPUs, pid, uptime, stateText, mem, kv)
-	}
-	tw.Flush()
-	for _, r := range rows {
-		if r.Detail != "" && (!r.Running || (r.Healthy != nil && !*r.Healthy)) {
-			fmt.Fprintf(w, "\nserver.%s: %s\n", r.Name, r.Detail)
-		}
-	}
 }
 
 func runLogs(m *Meta, args []string) int {
@@ -334,6 +237,11 @@ func runShow(m *Meta, args []string) int {
 	if *format != "human" && (*format != "markdown" || fs.NArg() == 0) {
 		return usageError(m, "show", "-format=markdown shows a plan file: roofline show -format=markdown PLANFILE")
 	}
+	vt := views.TypeOf(*jsonOut)
+	if *format == "markdown" && !*jsonOut {
+		vt = views.ViewMarkdown
+	}
+	view := views.NewShow(vt, m.view())
 	if fs.NArg() == 1 {
 		var p *plan.Plan
 		b, ok := openBackend(m)
@@ -348,47 +256,13 @@ func runShow(m *Meta, args []string) int {
 			fmt.Fprintf(m.Err, "Error: %v\n", err)
 			return ExitError
 		}
-		switch {
-		case *jsonOut:
-			_ = plan.WriteJSON(m.Out, p.ToJSON())
-		case *format == "markdown":
-			views.PlanMarkdown(m.Out, p.ToJSON())
-		default:
-			plan.RenderHuman(m.Out, p.ToJSON(), m.colorize)
-		}
+		view.Plan(p.ToJSON())
 		return ExitOK
 	}
 	_, st, ok := openStateFile(m)
 	if !ok {
 		return ExitError
 	}
-	if *jsonOut {
-		out, _ := json.MarshalIndent(st, "", "  ")
-		fmt.Fprintln(m.Out, string(out))
-		return ExitOK
-	}
-	if len(st.Servers) == 0 {
-		fmt.Fprintln(m.Out, "The state is empty. Run roofline apply to start the configured servers.")
-		return ExitOK
-	}
-	for _, name := range st.Names() {
-		s := st.Servers[name]
-		fmt.Fprintf(m.Out, "# %s:\nserver %q {\n", s.Addr(), s.Name)
-		fmt.Fprintf(m.Out, "    engine     = %q (%s %s)\n", s.Engine.Name, s.Engine.Kind, s.Engine.Version)
-		fmt.Fprintf(m.Out, "    model      = %q (served as %q)\n", s.Model.Path, s.Model.ServedName)
-		fmt.Fprintf(m.Out, "    gpus       = %v\n    port       = %d\n    pid        = %d\n    status     = %q\n    log        = %q\n", s.GPUs, s.Port, s.PID, s.Status, s.LogPath)
-		fmt.Fprintf(m.Out, "    argv       = %q\n}\n\n", s.Argv)
-	}
+	view.State(st)
 	return ExitOK
-}
-
-// rowName is the server's name, marked during a rollout.
-func rowName(r statusRow) string {
-	switch r.Instance {
-	case "old":
-		return r.Name + " (old, serving)"
-	case "new":
-		return r.Name + " (new, rolling out)"
-	}
-	return r.Name
 }

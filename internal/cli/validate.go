@@ -1,12 +1,11 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
-	"github.com/roofline/roofline/internal/diagfmt"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
@@ -50,65 +49,13 @@ func runValidate(m *Meta, args []string) int {
 	in.Partial = true
 	cfg, diags := config.LoadDirInputs(".", in)
 	m.noteSecrets(cfg)
-	if *jsonOut {
-		b, _ := json.MarshalIndent(validateJSON(cfg, diags), "", "  ")
-		fmt.Fprintln(m.Out, string(b))
-		if diags.HasErrors() {
-			return ExitError
-		}
-		return ExitOK
+	var files map[string]*hcl.File
+	if cfg != nil {
+		files = cfg.Files
 	}
-	printDiags(m, cfg, diags)
+	views.NewValidate(views.TypeOf(*jsonOut), m.view()).Results(files, diags)
 	if diags.HasErrors() {
-		errs, warns := countDiags(diags)
-		fmt.Fprintf(m.Err, "%s, %s.\n", plural(errs, "error"), plural(warns, "warning"))
 		return ExitError
 	}
-	fmt.Fprintf(m.Out, "%s The configuration is valid", m.colorize("[green][bold]Success![reset]"))
-	if _, warns := countDiags(diags); warns > 0 {
-		fmt.Fprintf(m.Out, ", with %s", plural(warns, "warning"))
-	}
-	fmt.Fprintln(m.Out, ".")
 	return ExitOK
-}
-
-func countDiags(diags hcl.Diagnostics) (errs, warns int) {
-	for _, d := range diags {
-		if d.Severity == hcl.DiagError {
-			errs++
-		} else {
-			warns++
-		}
-	}
-	return
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
-// JSON diagnostics in Terraform's shape, so editors and CI annotators that
-// read `terraform validate -json` can read ours.
-type jsonValidate struct {
-	FormatVersion string         `json:"format_version"`
-	Valid         bool           `json:"valid"`
-	ErrorCount    int            `json:"error_count"`
-	WarningCount  int            `json:"warning_count"`
-	Diagnostics   []diagfmt.Diag `json:"diagnostics"`
-}
-
-func validateJSON(cfg *config.Config, diags hcl.Diagnostics) jsonValidate {
-	errs, warns := countDiags(diags)
-	out := jsonValidate{FormatVersion: "1.0", Valid: errs == 0, ErrorCount: errs, WarningCount: warns, Diagnostics: diagfmt.JSON(cfgFiles(cfg), diags)}
-	return out
-}
-
-func cfgFiles(cfg *config.Config) map[string]*hcl.File {
-	if cfg == nil {
-		return nil
-	}
-	return cfg.Files
 }

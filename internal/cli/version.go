@@ -1,12 +1,6 @@
 package cli
 
-import (
-	"encoding/json"
-	"fmt"
-	"runtime"
-
-	"github.com/roofline/roofline/internal/version"
-)
+import "github.com/roofline/roofline/internal/views"
 
 func init() {
 	register(&Command{
@@ -32,15 +26,6 @@ func runVersion(m *Meta, args []string) int {
 	if fs.NArg() > 0 {
 		return usageError(m, "version", "unexpected argument "+fs.Arg(0))
 	}
-	if *jsonOut {
-		b, _ := json.MarshalIndent(map[string]string{
-			"roofline_version": version.Version,
-			"go_version":       runtime.Version(),
-			"platform":         runtime.GOOS + "_" + runtime.GOARCH,
-		}, "", "  ")
-		fmt.Fprintln(m.Out, string(b))
-		return ExitOK
-	}
-	fmt.Fprintf(m.Out, "roofline v%s\non %s_%s (%s)\n", version.Version, runtime.GOOS, runtime.GOARCH, runtime.Version())
+	views.NewVersion(views.TypeOf(*jsonOut), m.view()).Version()
 	return ExitOK
 }

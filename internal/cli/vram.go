@@ -2,9 +2,7 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -12,10 +10,10 @@ import (
 
 	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/engine/kinds"
-
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/suggest"
+	"github.com/roofline/roofline/internal/views"
 	"github.com/roofline/roofline/internal/vram"
 	"github.com/roofline/roofline/internal/vram/fromodel"
 )
@@ -72,28 +70,6 @@ type vramArgs struct {
 	gpuGiB, util                                         float64
 	enforceEager, jsonOut                                bool
 	gpuGiBSet, inventorySet, gpuNameSet, gpusSet, ctxSet bool
-}
-
-// vramGPUs is what the command knows about the GPUs it sizes for.
-type vramGPUs struct {
-	Name    string   `json:"name,omitempty"`
-	Indexes []int    `json:"indexes,omitempty"`
-	Free    []uint64 `json:"free_bytes,omitempty"`
-	total   uint64
-	nvml    uint64
-	cc      string
-	source  string
-}
-
-// vramJSON is the -json object: the estimate plus what it was made for.
-type vramJSON struct {
-	Model    string   `json:"model"`
-	GPU      vramGPUs `json:"gpu"`
-	Problems []string `json:"model_problems,omitempty"`
-	// Prediction is always "uncalibrated" here: vram has no engine install
-	// whose measured starts it could use (plan does: docs/vram.md).
-	Prediction string `json:"prediction"`
-	*vram.Result
 }
 
 func runVRAM(m *Meta, args []string) int {
@@ -175,7 +151,7 @@ func runVRAM(m *Meta, args []string) int {
 
 	in := vram.Input{
 		Engine: a.engine, EngineVersion: a.engineVersion, Model: spec,
-		GPUMemoryBytes: gpus.total, NVMLTotalBytes: gpus.nvml, GPUName: gpus.Name, ComputeCapability: gpus.cc,
+		GPUMemoryBytes: gpus.Total, NVMLTotalBytes: gpus.NVML, GPUName: gpus.Name, ComputeCapability: gpus.CC,
 		FreeMemoryBytes: gpus.Free, TP: a.tp, PP: a.pp, MaxModelLen: a.ctx, GPUMemoryUtilization: a.util,
 		KVCacheDtype: a.kvDtype, BlockSize: a.blockSize, MaxNumSeqs: a.maxSeqs, MaxNumBatchedTokens: a.maxBatched,
 		Concurrency: a.conc, EnforceEager: a.enforceEager,
@@ -189,19 +165,10 @@ func runVRAM(m *Meta, args []string) int {
 	if !res.Fits {
 		code = ExitError
 	}
-	if a.jsonOut {
-		b, err := json.MarshalIndent(vramJSON{Model: spec.Name, GPU: gpus, Problems: problems, Prediction: "uncalibrated", Result: res}, "", "  ")
-		if err != nil {
-			fmt.Fprintf(m.Err, "Error: %v\n", err)
-			return ExitError
-		}
-		fmt.Fprintln(m.Out, string(b))
-		return code
+	if err := views.NewVRAM(views.TypeOf(a.jsonOut), m.view()).Estimate(views.VRAMEstimate{ModelDir: a.modelDir, Model: &spec, GPUs: &gpus, Problems: problems, Result: res}); err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return ExitError
 	}
-	for _, p := range problems {
-		fmt.Fprintf(m.Err, "Warning: model folder: %s (run \"roofline model verify %s\"; the estimate counts the weights present).\n", p, a.modelDir)
-	}
-	writeVRAM(m.Out, &spec, &gpus, res)
 	return code
 }
 
@@ -216,13 +183,13 @@ func countTrue(bs ...bool) int {
 }
 
 // vramResolveGPUs turns -gpu-gib, -gpu or a snapshot into the GPU facts.
-func vramResolveGPUs(a *vramArgs) (vramGPUs, error) {
-	var g vramGPUs
+func vramResolveGPUs(a *vramArgs) (views.VRAMGPUs, error) {
+	var g views.VRAMGPUs
 	n := a.tp * a.pp
 	switch {
 	case a.gpuGiBSet:
-		g.total = uint64(a.gpuGiB * vram.GiB)
-		g.source = fmt.Sprintf("%.2f GiB per GPU (-gpu-gib)", a.gpuGiB)
+		g.Total = uint64(a.gpuGiB * vram.GiB)
+		g.Source = fmt.Sprintf("%.2f GiB per GPU (-gpu-gib)", a.gpuGiB)
 		return g, nil
 	case a.gpuNameSet:
 		p, ok := gpu.Preset(a.gpuName)
@@ -230,8 +197,8 @@ func vramResolveGPUs(a *vramArgs) (vramGPUs, error) {
 			return g, fmt.Errorf("unknown GPU %q.%s Known: %s; or give -gpu-gib with the total the CUDA runtime reports",
 				a.gpuName, suggest.DidYouMean(a.gpuName, gpu.PresetNames()), strings.Join(gpu.PresetNames(), ", "))
 		}
-		g.Name, g.total, g.nvml, g.cc = p.Name, p.CUDATotalBytes(), p.MemoryTotalBytes, p.ComputeCapability
-		g.source = "preset " + a.gpuName
+		g.Name, g.Total, g.NVML, g.CC = p.Name, p.CUDATotalBytes(), p.MemoryTotalBytes, p.ComputeCapability
+		g.Source = "preset " + a.gpuName
 		return g, nil
 	}
 	snap, err := inventoryFor(a.inventory).Snapshot(context.Background())
@@ -274,112 +241,18 @@ func vramResolveGPUs(a *vramArgs) (vramGPUs, error) {
 	}
 	for i, d := range picked {
 		t := d.CUDATotalBytes()
-		if i == 0 || t < g.total {
-			g.total, g.nvml = t, d.MemoryTotalBytes
+		if i == 0 || t < g.Total {
+			g.Total, g.NVML = t, d.MemoryTotalBytes
 		}
 		if i == 0 {
-			g.Name, g.cc = d.Name, d.ComputeCapability
+			g.Name, g.CC = d.Name, d.ComputeCapability
 		}
 		g.Indexes = append(g.Indexes, d.Index)
 		g.Free = append(g.Free, d.MemoryFreeBytes)
 	}
-	if g.total == 0 {
+	if g.Total == 0 {
 		return g, fmt.Errorf("%s reports no memory for GPU %d", snap.Source, picked[0].Index)
 	}
-	g.source = snap.Source
+	g.Source = snap.Source
 	return g, nil
-}
-
-// writeVRAM prints the human view: the settings, a table per rank, the
-// KV facts and the verdict.
-func writeVRAM(w io.Writer, spec *vram.ModelSpec, g *vramGPUs, r *vram.Result) {
-	gib := func(b uint64) string { return fmt.Sprintf("%.2f", float64(b)/vram.GiB) }
-	kinds := map[vram.AttentionKind]int{}
-	for _, l := range spec.Layers {
-		kinds[l.Kind]++
-	}
-	var kl []string
-	for _, k := range []vram.AttentionKind{vram.AttnFull, vram.AttnSliding, vram.AttnMLA, vram.AttnLinear} {
-		if kinds[k] > 0 {
-			kl = append(kl, fmt.Sprintf("%d %s", kinds[k], k))
-		}
-	}
-	var total uint64
-	for _, wp := range spec.Weights {
-		if wp.Place != vram.PlaceLastIfSplit {
-			total += wp.Bytes
-		}
-	}
-	name := g.Name
-	if name == "" {
-		name = "GPU"
-	}
-	fmt.Fprintf(w, "Model   %s: %d layers (%s), %s GiB of weights\n", spec.Name, len(spec.Layers), strings.Join(kl, ", "), gib(total))
-	fmt.Fprintf(w, "Engine  %s %s, TP %d x PP %d on %s, %s GiB each (%s)\n", r.Mode, r.EngineVersion, r.TP, r.PP, name, gib(r.GPUMemoryBytes), g.source)
-	fmt.Fprintln(w, "        prediction: uncalibrated (roofline's formula; plan uses the engine's own figures once a server of it has started)")
-	words := engine.LookupOrDefault(r.Engine).VRAM()
-	fmt.Fprintf(w, "        max_model_len %d, %s %.3g, kv-cache-dtype %s, block %d", r.MaxModelLen, words.Utilization, r.GPUMemoryUtilization, r.KVCacheDtype, r.BlockSize)
-	if r.MaxNumSeqs > 0 {
-		fmt.Fprintf(w, ", max_num_seqs %d", r.MaxNumSeqs)
-	}
-	fmt.Fprintf(w, ", %s %d\n\n", words.Batch, r.MaxNumBatchedTokens)
-
-	fmt.Fprintf(w, "%-4s  %-3s  %8s  %10s  %8s  %6s  %9s  %10s  %11s\n",
-		"RANK", "GPU", "WEIGHTS", "ACTIVATION", "OVERHEAD", "GRAPHS", "KV BUDGET", "KV TOKENS", "CONCURRENCY")
-	graphsInHeadroom := false
-	for _, k := range r.Ranks {
-		idx := "-"
-		if k.Rank < len(g.Indexes) {
-			idx = strconv.Itoa(g.Indexes[k.Rank])
-		}
-		graphs := gib(k.CUDAGraphBytes)
-		if !k.CUDAGraphDeducted {
-			graphs += "*"
-			graphsInHeadroom = true
-		}
-		fmt.Fprintf(w, "%4d  %3s  %8s  %10s  %8s  %6s  %9.2f  %10d  %10.2fx\n",
-			k.Rank, idx, gib(k.WeightsBytes), gib(k.ActivationBytes), gib(k.NonTorchBytes), graphs,
-			float64(k.KVBudgetBytes)/vram.GiB, k.KVTokens, k.Concurrency)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Memory in GiB (2^30 bytes), per GPU. OVERHEAD is non-torch memory (NCCL, cuBLAS; for SGLang the CUDA context).")
-	if graphsInHeadroom {
-		fmt.Fprintln(w, words.GraphsNote)
-	}
-	fmt.Fprintf(w, "KV cache: %d bytes per token per GPU; one request of %d tokens needs %s GiB.\n",
-		r.KVBytesPerToken, r.MaxModelLen, gib(r.NeededBytes))
-	fitLen := "none"
-	if r.MaxModelLenFit > 0 {
-		fitLen = strconv.FormatInt(r.MaxModelLenFit, 10) + " tokens"
-	}
-	fitTP := "none up to 8"
-	if r.MinTPFit > 0 {
-		fitTP = strconv.Itoa(r.MinTPFit)
-	}
-	fmt.Fprintf(w, "Longest context that fits: %s. Smallest TP that fits: %s.\n\n", fitLen, fitTP)
-
-	if r.Fits {
-		fmt.Fprintf(w, "Fits: %d KV tokens, %.2f requests of %d tokens at once", r.KVTokens, r.MaxConcurrency, r.MaxModelLen)
-		if r.Concurrency > 1 {
-			fmt.Fprintf(w, " (%d required)", r.Concurrency)
-		}
-		fmt.Fprintln(w, ".")
-	} else {
-		fmt.Fprintln(w, "Does not fit:")
-		for _, s := range r.Reasons {
-			fmt.Fprintf(w, "  - %s\n", s)
-		}
-		if len(r.Suggestions) > 0 {
-			fmt.Fprintln(w, "To make it fit:")
-			for _, s := range r.Suggestions {
-				fmt.Fprintf(w, "  - %s\n", s)
-			}
-		}
-	}
-	if len(r.Warnings) > 0 {
-		fmt.Fprintln(w, "Warnings:")
-		for _, s := range r.Warnings {
-			fmt.Fprintf(w, "  - %s\n", s)
-		}
-	}
 }

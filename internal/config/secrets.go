@@ -31,9 +31,13 @@ func (c *Config) Secrets() *secret.Set {
 func (d *decoder) noteSecrets(name string, marked cty.Value, pvm []cty.PathValueMarks) {
 	v, _ := marked.UnmarkDeep()
 	into := map[string]bool{}
-	if secret.IsName(name) {
+	switch {
+	case name == "env_from_file" || name == "env_from_host":
+		// Where host secrets are (paths, variable names), not the secrets:
+		// plans show them so a reviewer sees what the host must have.
+	case secret.IsName(name):
 		collectStrings(v, into)
-	} else {
+	default:
 		collectNamedSecrets(v, into)
 	}
 	for _, pm := range pvm {

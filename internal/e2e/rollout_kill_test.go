@@ -229,11 +229,13 @@ func TestDrainLimitCutsOnlyTheLongStream(t *testing.T) {
 	url := fmt.Sprintf("http://127.0.0.1:%d", e.ports["@PORT_Q@"])
 	c := streamClient(t, url, 2, 50)
 
-	// One stream of 20000 tokens at 2 ms: 40 s, far beyond the limit.
+	// One stream of 30000 tokens at 2 ms: at least 60 s, far beyond the
+	// limit, and longer than the rollout takes on a loaded machine (with
+	// 20000 tokens it ended on its own once in about six runs at load 200).
 	long := make(chan error, 1)
 	started := make(chan struct{})
 	go func() {
-		body := `{"model": "qwen3-8b", "messages": [{"role": "user", "content": "a long one"}], "max_tokens": 20000, "stream": true, "ignore_eos": true}`
+		body := `{"model": "qwen3-8b", "messages": [{"role": "user", "content": "a long one"}], "max_tokens": 30000, "stream": true, "ignore_eos": true}`
 		resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(body))
 		if err != nil {
 			close(started)

@@ -11,7 +11,9 @@ import (
 
 // secretsCfg has a secret of every kind: a sensitive variable (in an env key
 // whose name does not say secret), HF_TOKEN by the name rule, an API key
-// (VLLM_API_KEY), and a host-file secret read only at apply.
+// from a variable (api_key on a vLLM server, which gets it as VLLM_API_KEY),
+// a host-file secret read only at apply (env_from_file), and an API key in
+// a host file (api_key_file on an SGLang server, whose proxy enforces it).
 const secretsCfg = base + `
 variable "pass" {
   type      = string
@@ -37,12 +39,21 @@ server "a" {
 }
 
 server "k" {
-  engine        = engine.sglang
+  engine        = engine.vllm
   model         = model.qwen
   gpus          = [1]
   port          = @PORT_B@
   max_model_len = 16384
-  env           = { VLLM_API_KEY = var.key }
+  api_key       = var.key
+}
+
+server "s" {
+  engine        = engine.sglang
+  model         = model.qwen
+  gpus          = [3]
+  port          = @PORT_C@
+  max_model_len = 16384
+  api_key_file  = "@KEYFILE@"
 }
 `
 
@@ -60,17 +71,38 @@ server "f" {
 }
 `
 
-type secretValues struct{ pass, hf, key, host string }
+type secretValues struct{ pass, hf, key, host, fileKey string }
 
-func (s secretValues) all() []string { return []string{s.pass, s.hf, s.key, s.host} }
+func (s secretValues) all() []string { return []string{s.pass, s.hf, s.key, s.host, s.fileKey} }
 
-func (s secretValues) set(t *testing.T, hostFile string) {
+func (s secretValues) set(t *testing.T, hostFile, keyFile string) {
 	t.Setenv("ROOFLINE_VAR_pass", s.pass)
 	t.Setenv("ROOFLINE_VAR_hf", s.hf)
 	t.Setenv("ROOFLINE_VAR_key", s.key)
-	if err := os.WriteFile(hostFile, []byte(s.host+"\n"), 0o600); err != nil {
-		t.Fatal(err)
+	for f, v := range map[string]string{hostFile: s.host, keyFile: s.fileKey} {
+		if err := os.WriteFile(f, []byte(v+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
+}
+
+// cmdlinesWith lists the processes whose command line holds one of vals.
+func cmdlinesWith(t *testing.T, vals []string) []string {
+	t.Helper()
+	paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var out []string
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // gone since the glob
+		}
+		for _, v := range vals {
+			if bytes.Contains(b, []byte(v)) {
+				out = append(out, p+": "+strings.ReplaceAll(string(b), "\x00", " "))
+			}
+		}
+	}
+	return out
 }
 
 // TestSecretsNeverLeak greps every secret value in everything roofline
@@ -80,13 +112,14 @@ func (s secretValues) set(t *testing.T, hostFile string) {
 // secret shows as a change.
 func TestSecretsNeverLeak(t *testing.T) {
 	hostFile := filepath.Join(t.TempDir(), "wandb_token")
-	cfg := strings.ReplaceAll(secretsCfg, "@HOSTFILE@", hostFile)
+	keyFile := filepath.Join(t.TempDir(), "api_key")
+	cfg := strings.NewReplacer("@HOSTFILE@", hostFile, "@KEYFILE@", keyFile).Replace(secretsCfg)
 	e := newEnv(t, cfg)
 	logPath := filepath.Join(t.TempDir(), "roofline.log")
 	t.Setenv("ROOFLINE_LOG", "trace")
 	t.Setenv("ROOFLINE_LOG_PATH", logPath)
-	v1 := secretValues{"pw-sensitive-var-5b1c", "hf_nameRuleToken9f3a", "sk-apikey-77c0d2e1", "host-file-secret-4e8a"}
-	v1.set(t, hostFile)
+	v1 := secretValues{"pw-sensitive-var-5b1c", "hf_nameRuleToken9f3a", "sk-apikey-77c0d2e1", "host-file-secret-4e8a", "sk-keyfile-0b9d33"}
+	v1.set(t, hostFile, keyFile)
 	// Destroy needs the variables: run it before t.Setenv's cleanups unset
 	// them (cleanups run last-registered first).
 	t.Cleanup(func() { e.run("destroy", "-auto-approve", "-lock-timeout=30s") })
@@ -118,7 +151,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	check("apply FILE", res(e.mustRun(0, "apply", planFile)), v1.all())
 
 	rows := e.status()
-	for _, name := range []string{"a", "k"} {
+	for _, name := range []string{"a", "k", "s"} {
 		if !rows[name].Running {
 			t.Fatalf("server %s does not run: %+v", name, rows[name])
 		}
@@ -132,12 +165,16 @@ func TestSecretsNeverLeak(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// (SGLang takes a key only on its argv: its proxy holds it instead.)
 		want := map[string][]string{"a": {"HF_TOKEN=" + v1.hf, "DB_CONN=" + v1.pass, "WANDB_API_KEY=" + v1.host}, "k": {"VLLM_API_KEY=" + v1.key}}[name]
 		for _, kv := range want {
 			if !bytes.Contains(environ, append([]byte(kv), 0)) {
 				t.Errorf("server %s's engine lacks %s in its environment", name, strings.SplitN(kv, "=", 2)[0])
 			}
 		}
+	}
+	if leaks := cmdlinesWith(t, v1.all()); len(leaks) > 0 {
+		t.Errorf("a secret is on a command line:\n%s", strings.Join(leaks, "\n"))
 	}
 	check("status -json", res(e.mustRun(0, "status", "-json")), v1.all())
 	check("status", res(e.mustRun(0, "status")), v1.all())
@@ -153,15 +190,23 @@ func TestSecretsNeverLeak(t *testing.T) {
 	e.mustRun(0, "apply", "-auto-approve")
 
 	// Rotation: each secret changes; each shows as a change, without its value.
-	v2 := secretValues{"pw-sensitive-var-ROTATED", "hf_nameRuleTokenROTATED", "sk-apikey-ROTATED", "host-file-secret-ROTATED"}
-	v2.set(t, hostFile)
+	v2 := secretValues{"pw-sensitive-var-ROTATED", "hf_nameRuleTokenROTATED", "sk-apikey-ROTATED", "host-file-secret-ROTATED", "sk-keyfile-ROTATED"}
+	v2.set(t, hostFile, keyFile)
 	plan := e.mustRun(2, "plan", "-detailed-exitcode")
 	check("the rotation plan", res(plan), append(v1.all(), v2.all()...))
 	for _, want := range []string{"HF_TOKEN = (sensitive value changed)", "DB_CONN = (sensitive value changed)",
-		"VLLM_API_KEY = (sensitive value changed)", "env.WANDB_API_KEY (sensitive value)"} {
+		"env.WANDB_API_KEY (sensitive value)", "server.k must be replaced", "server.s must be replaced"} {
 		if !strings.Contains(plan.stdout, want) {
 			t.Errorf("the rotation plan lacks %q:\n%s", want, plan.stdout)
 		}
+	}
+	// Both API keys rotated: the one from a variable and the one in a file.
+	if n := strings.Count(plan.stdout, "(api_key (sensitive value) changed)"); n != 2 {
+		t.Errorf("the rotation plan shows %d API key changes, want 2:\n%s", n, plan.stdout)
+	}
+	// Where the file key lives is not secret: a reviewer sees the path.
+	if !strings.Contains(plan.stdout, "(from "+keyFile+", read at apply") {
+		t.Errorf("the plan hides api_key_file's path:\n%s", plan.stdout)
 	}
 	check("the rotation plan -json", res(e.mustRun(0, "plan", "-json")), append(v1.all(), v2.all()...))
 	check("the rotation apply", res(e.mustRun(0, "apply", "-auto-approve")), append(v1.all(), v2.all()...))

@@ -16,7 +16,8 @@ import (
 	"github.com/roofline/roofline/internal/vram"
 )
 
-// FormatVersion is the version of the plan file and of plan -json.
+// FormatVersion is the version of the plan file (Save, Load). The plan
+// document of plan -json and show -json has its own: jsonplan.FormatVersion.
 const FormatVersion = "1.0"
 
 // Action is what apply does to one server.

@@ -167,7 +167,7 @@ func golden(t *testing.T, name string, p *Plan) {
 		}
 		return s
 	})
-	js, _ := json.MarshalIndent(p.ToJSON(), "", "  ")
+	js, _ := json.MarshalIndent(Document(p.ToJSON()), "", "  ")
 	for _, out := range []struct {
 		file string
 		data []byte

@@ -18,8 +18,11 @@ import (
 	"github.com/roofline/roofline/internal/vram"
 )
 
-// JSONPlan is plan -json and the plan file: the machine-readable form. The
-// human form is rendered from it, so the two cannot disagree.
+// JSONPlan is the plan file's form (planfile.go) and what every rendering
+// starts from, with its sensitive values masked: the human plan, the
+// markdown review, the stream and, through Document, the plan document of
+// plan -json and show -json (internal/jsonplan). It is roofline's internal
+// record, made of other packages' structs; only the plan file stores it.
 type JSONPlan struct {
 	FormatVersion        string            `json:"format_version"`
 	RooflineVersion      string            `json:"roofline_version"`
@@ -654,11 +657,11 @@ func byteText(b uint64) string {
 	return fmt.Sprintf("%d B", b)
 }
 
-// WriteJSON writes the plan as indented JSON.
+// WriteJSON writes the plan document (Document) as indented JSON.
 func WriteJSON(w io.Writer, j *JSONPlan) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(j)
+	return enc.Encode(Document(j))
 }
 
 // ReasonLine is a one-line summary of a change for apply's progress output.

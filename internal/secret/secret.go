@@ -35,11 +35,20 @@ var words = map[string]bool{
 	"password": true, "passwd": true, "credential": true, "credentials": true,
 }
 
+// places are name endings that say the value is where a secret is kept,
+// not the secret: api_key_file and HF_TOKEN_PATH hold paths, which plans
+// show so that a reviewer sees which file the host must have.
+var places = map[string]bool{"file": true, "path": true, "dir": true}
+
 // IsName reports whether an environment variable, attribute or flag name
 // (leading dashes allowed) names a secret.
 func IsName(name string) bool {
 	name = strings.ToLower(strings.TrimLeft(name, "-"))
-	for _, seg := range strings.FieldsFunc(name, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+	segs := strings.FieldsFunc(name, func(r rune) bool { return r == '-' || r == '_' || r == '.' })
+	if len(segs) > 1 && places[segs[len(segs)-1]] {
+		return false
+	}
+	for _, seg := range segs {
 		if words[seg] {
 			return true
 		}

@@ -11,6 +11,7 @@ func TestIsName(t *testing.T) {
 	for name, want := range map[string]bool{
 		"HF_TOKEN": true, "OPENAI_API_KEY": true, "--api-key": true, "api_key": true, "db.password": true,
 		"TOKENIZERS_PARALLELISM": false, "--max-num-batched-tokens": false, "--ssl-keyfile": false, "monkey": false,
+		"api_key_file": false, "HF_TOKEN_PATH": false, "--api-key-file": false, "file": false, "SECRET_DIR": false, "KEY": true,
 	} {
 		if IsName(name) != want {
 			t.Errorf("IsName(%q) = %v", name, !want)

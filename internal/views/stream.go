@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/roofline/roofline/internal/diagfmt"
+	"github.com/roofline/roofline/internal/jsonplan"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/version"
@@ -34,7 +35,7 @@ type Message struct {
 	Changes    *Summary       `json:"changes,omitempty"` // change_summary
 	Hook       *Hook          `json:"hook,omitempty"`    // apply_*
 	Gate       *Gate          `json:"gate,omitempty"`    // gate_result
-	Plan       *plan.JSONPlan `json:"plan,omitempty"`    // plan (roofline's own, last)
+	Plan       *jsonplan.Plan `json:"plan,omitempty"`    // plan (roofline's own, last)
 }
 
 // Resource names a server as Terraform names a resource instance.
@@ -170,7 +171,7 @@ func actionWord(a plan.Action) string {
 func PlanStream(s *Stream, j *plan.JSONPlan) {
 	s.Version()
 	planMessages(s, j)
-	s.Emit(Message{Type: "plan", Text: "The whole plan (as roofline show -json prints it)", Plan: j})
+	s.Emit(Message{Type: "plan", Text: "The whole plan (as roofline show -json prints it)", Plan: plan.Document(j)})
 }
 
 // planMessages are the diagnostics, drift, planned changes and summary.

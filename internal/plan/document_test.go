@@ -1,0 +1,165 @@
+package plan
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+)
+
+// TestDocumentKeepsEveryField fills every field of the plan's JSON form and
+// compares the keys of its JSON with the document's: the conversion drops
+// nothing, and renames only what docs/json.md lists for format 2.0. A field
+// added to a state, plan or journal record fails here until the document
+// (internal/jsonplan) carries it too, with its version noted.
+func TestDocumentKeepsEveryField(t *testing.T) {
+	var j JSONPlan
+	fill(reflect.ValueOf(&j).Elem(), 0)
+	j.Summary = map[string]int{"add": 1, "change": 1, "destroy": 1}
+	for i := range j.ResourceChanges {
+		// sensitiveMarks' shape
+		j.ResourceChanges[i].BeforeSensitive = map[string]any{"argv": []bool{true}, "env": map[string]bool{"K": true}}
+		j.ResourceChanges[i].AfterSensitive = map[string]any{"argv": []bool{false, true}, "env": map[string]bool{"K": true}}
+	}
+	internal := keys(t, &j)
+	doc := keys(t, Document(&j))
+	// The plan file's own fields, not in the document.
+	for _, k := range []string{"sealed_secrets", "mac"} {
+		internal = slices.DeleteFunc(internal, func(s string) bool { return s == k })
+	}
+	// 2.0: the bench gate is named as in HCL.
+	renamed := map[string]string{}
+	for goName, hcl := range map[string]string{"Concurrency": "concurrency", "RequestRate": "request_rate", "Requests": "requests",
+		"InputTokens": "input_tokens", "OutputTokens": "output_tokens", "MinOutputTokensPerSecond": "min_output_tokens_per_second",
+		"MinRequestsPerSecond": "min_requests_per_second", "MaxTTFTP99": "max_ttft_p99", "MaxTPOTP99": "max_tpot_p99",
+		"MaxITLP99": "max_itl_p99", "MaxFailedRequests": "max_failed_requests"} {
+		renamed["resource_changes[].after.gate.bench."+goName] = "resource_changes[].after.gate.bench." + hcl
+	}
+	for i, k := range internal {
+		if n, ok := renamed[k]; ok {
+			internal[i] = n
+			delete(renamed, k)
+		}
+	}
+	for k := range renamed {
+		t.Errorf("the internal form has no %s any more: the rename list is stale", k)
+	}
+	sort.Strings(internal)
+	for _, k := range internal {
+		if !slices.Contains(doc, k) {
+			t.Errorf("the plan document lacks %s: add it to internal/jsonplan and plan/document.go, and note it in docs/json.md", k)
+		}
+	}
+	for _, k := range doc {
+		if !slices.Contains(internal, k) {
+			t.Errorf("the plan document has %s, which the plan's records do not", k)
+		}
+	}
+	if len(doc) < 200 {
+		t.Fatalf("only %d keys: the filler is broken", len(doc))
+	}
+}
+
+// keys lists the JSON object keys of v as paths ("resource_changes[].before.name").
+func keys(t *testing.T, v any) []string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x any
+	if err := json.Unmarshal(b, &x); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var walk func(x any, path string)
+	walk = func(x any, path string) {
+		switch x := x.(type) {
+		case map[string]any:
+			for k, v := range x {
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				// maps keyed by data (env, installs, ...) have the key "k"
+				if k == "k" || k == "K" {
+					p = path + ".*"
+				}
+				seen[p] = true
+				walk(v, p)
+			}
+		case []any:
+			for _, v := range x {
+				walk(v, path+"[]")
+			}
+		}
+	}
+	walk(x, "")
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// fill sets every exported field that JSON writes to a non-zero value.
+// depth bounds recursive types (a server's deposed server).
+func fill(v reflect.Value, depth int) {
+	switch v.Interface().(type) {
+	case time.Time:
+		v.Set(reflect.ValueOf(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)))
+		return
+	case json.RawMessage:
+		v.Set(reflect.ValueOf(json.RawMessage(`{"ok":true}`)))
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(1)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(1.5)
+	case reflect.Pointer:
+		if depth > 3 {
+			return
+		}
+		p := reflect.New(v.Type().Elem())
+		fill(p.Elem(), depth+1)
+		v.Set(p)
+	case reflect.Slice:
+		s := reflect.MakeSlice(v.Type(), 1, 1)
+		fill(s.Index(0), depth)
+		v.Set(s)
+	case reflect.Array:
+		for i := range v.Len() {
+			fill(v.Index(i), depth)
+		}
+	case reflect.Map:
+		if v.Type().Elem().Kind() == reflect.Interface {
+			return // the sensitive marks, set by the caller
+		}
+		m := reflect.MakeMap(v.Type())
+		k := reflect.New(v.Type().Key()).Elem()
+		k.SetString("k")
+		e := reflect.New(v.Type().Elem()).Elem()
+		fill(e, depth)
+		m.SetMapIndex(k, e)
+		v.Set(m)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if !f.IsExported() || f.Tag.Get("json") == "-" {
+				continue
+			}
+			fill(v.Field(i), depth)
+		}
+	}
+}

@@ -1,0 +1,259 @@
+package views
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/roofline/roofline/internal/engine/kinds"
+	"github.com/roofline/roofline/internal/engine/logdiag"
+	"github.com/roofline/roofline/internal/gpu"
+	"github.com/roofline/roofline/internal/gpu/gputest"
+	"github.com/roofline/roofline/internal/journal"
+	"github.com/roofline/roofline/internal/model"
+	"github.com/roofline/roofline/internal/model/modeltest"
+	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/state/statetest"
+	"github.com/roofline/roofline/internal/vram"
+	"github.com/roofline/roofline/internal/vram/fromodel"
+)
+
+// testView returns a view writing into two buffers.
+func testView(color bool) (*View, *bytes.Buffer, *bytes.Buffer) {
+	var out, errOut bytes.Buffer
+	return &View{Out: &out, Err: &errOut, Color: color}, &out, &errOut
+}
+
+// viewCase is one rendering of a command's view: its stdout (and stderr,
+// after a "--- stderr" line when there is any) is compared with a golden file.
+type viewCase struct {
+	name   string
+	color  bool
+	render func(v *View)
+}
+
+func runViewCases(t *testing.T, cases []viewCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v, out, errOut := testView(c.color)
+			c.render(v)
+			got := out.String()
+			if errOut.Len() > 0 {
+				got += "--- stderr\n" + errOut.String()
+			}
+			golden(t, filepath.Join("testdata", "commands", c.name+".golden"), got)
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func statusRows() []StatusRow {
+	fp := &state.Footprint{WeightsGiB: 15.3, KVCacheGiB: 50.1, KVTokens: 364912, MaxConcurrency: 11.1}
+	return []StatusRow{
+		{Name: "qwen", Instance: "old", Engine: "vllm", EngineKind: "vllm", Version: "0.16.0", Model: "/models/Qwen3-8B", ServedName: "qwen3-8b",
+			Port: 8000, BackendPort: 18000, GPUs: []int{0}, PID: 4242, Status: state.StatusReady, Running: true, Healthy: ptr(true),
+			UptimeSec: 3725.4, Measured: fp, Predicted: &state.Footprint{KVTokens: 360000}, Prediction: "measured", GPUMemoryBytes: 70 << 30, LogPath: "/s/logs/qwen.log"},
+		{Name: "qwen", Instance: "new", Engine: "vllm", EngineKind: "vllm", Version: "0.16.1", Model: "/models/Qwen3-8B", ServedName: "qwen3-8b",
+			Port: 8000, BackendPort: 18001, GPUs: []int{1}, PID: 4343, Status: state.StatusStarting, Running: true, Healthy: ptr(false),
+			Detail: "GET /health: connection refused", Predicted: &state.Footprint{KVTokens: 360000}, LogPath: "/s/logs/qwen.next.log"},
+		{Name: "gone", Engine: "sg", EngineKind: "sglang", Version: "0.5.6", ServedName: "llama", Port: 8001, GPUs: []int{2, 3},
+			PID: 99, Status: state.StatusReady, Detail: "pid 99 is gone", LogPath: "/s/logs/gone.log"},
+		{Name: "failed", Engine: "vllm", EngineKind: "vllm", Version: "0.16.0", ServedName: "m", Port: 8002, Status: state.StatusFailed},
+	}
+}
+
+func TestStatusViews(t *testing.T) {
+	runViewCases(t, []viewCase{
+		{"status", false, func(v *View) { NewStatus(ViewHuman, v).Rows(statusRows()) }},
+		{"status-color", true, func(v *View) { NewStatus(ViewHuman, v).Rows(statusRows()) }},
+		{"status-empty", false, func(v *View) { NewStatus(ViewHuman, v).Rows(nil) }},
+		{"status.json", false, func(v *View) { NewStatus(ViewJSON, v).Rows(statusRows()) }},
+	})
+	unhealthy := map[string]bool{}
+	for _, r := range statusRows() {
+		unhealthy[r.Name+"/"+r.Instance] = r.Unhealthy()
+	}
+	want := map[string]bool{"qwen/old": false, "qwen/new": true, "gone/": true, "failed/": true}
+	for k, w := range want {
+		if unhealthy[k] != w {
+			t.Errorf("%s: Unhealthy() = %v, want %v", k, unhealthy[k], w)
+		}
+	}
+}
+
+func TestShowStateViews(t *testing.T) {
+	st := state.NewFile()
+	s := statetest.Server("web")
+	s.Argv = []string{"vllm", "serve", "/models/m", "--port", "8000"}
+	st.Set(s)
+	runViewCases(t, []viewCase{
+		{"show-state", false, func(v *View) { NewShow(ViewHuman, v).State(st) }},
+		{"show-state-empty", false, func(v *View) { NewShow(ViewHuman, v).State(state.NewFile()) }},
+	})
+	v, out, _ := testView(false)
+	NewShow(ViewJSON, v).State(st)
+	if !strings.Contains(out.String(), `"web"`) || !strings.HasSuffix(out.String(), "}\n") {
+		t.Errorf("show -json of the state:\n%s", out)
+	}
+}
+
+func TestJournalViews(t *testing.T) {
+	entries, err := journal.Read(filepath.Join("testdata", "commands", "journal.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runViewCases(t, []viewCase{
+		{"journal", false, func(v *View) { NewJournal(ViewHuman, v).Entries("/s/journal.jsonl", entries) }},
+		{"journal-empty", false, func(v *View) { NewJournal(ViewHuman, v).Entries("/s/journal.jsonl", nil) }},
+		{"journal-empty.json", false, func(v *View) { NewJournal(ViewJSON, v).Entries("/s/journal.jsonl", nil) }},
+		{"journal.json", false, func(v *View) { NewJournal(ViewJSON, v).Entries("/s/journal.jsonl", entries[:1]) }},
+	})
+}
+
+func TestGPUViews(t *testing.T) {
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	busy := gputest.H100s(2, gputest.WithHost("gpu-1"), gputest.WithTakenAt(at), gputest.WithDriver("570.86.15", "12.8"),
+		gputest.WithProcess(0, 4242, 70<<30, "vllm", "serve", "/models/"+strings.Repeat("x", 100)),
+		gputest.WithProcess(1, 99, 1<<30, "bad\x1bname"), gputest.WithProcess(1, 100, 1<<30))
+	runViewCases(t, []viewCase{
+		{"gpu", false, func(v *View) { _ = NewGPU(ViewHuman, v).Snapshot(busy) }},
+		{"gpu-none", false, func(v *View) { _ = NewGPU(ViewHuman, v).Snapshot(gputest.H100s(0, gputest.WithTakenAt(at))) }},
+	})
+	v, out, _ := testView(false)
+	if err := NewGPU(ViewJSON, v).Snapshot(busy); err != nil || !strings.Contains(out.String(), `"gpu-1"`) {
+		t.Errorf("gpu -json: %v\n%s", err, out)
+	}
+}
+
+func TestValidateViews(t *testing.T) {
+	src := []byte("server \"a\" {\n  port = 80000\n}\n")
+	files := map[string]*hcl.File{"main.hcl": {Bytes: src}}
+	rng := &hcl.Range{Filename: "main.hcl", Start: hcl.Pos{Line: 2, Column: 10, Byte: 22}, End: hcl.Pos{Line: 2, Column: 15, Byte: 27}}
+	errs := hcl.Diagnostics{
+		{Severity: hcl.DiagError, Summary: "Invalid port", Detail: "A port is 1 to 65535.", Subject: rng},
+		{Severity: hcl.DiagWarning, Summary: "Open server", Detail: "It binds every address."},
+	}
+	warns := errs[1:]
+	runViewCases(t, []viewCase{
+		{"validate-errors", false, func(v *View) { NewValidate(ViewHuman, v).Results(files, errs) }},
+		{"validate-warnings", true, func(v *View) { NewValidate(ViewHuman, v).Results(files, warns) }},
+		{"validate-ok", false, func(v *View) { NewValidate(ViewHuman, v).Results(nil, nil) }},
+		{"validate-errors.json", false, func(v *View) { NewValidate(ViewJSON, v).Results(files, errs) }},
+	})
+}
+
+func TestVersionViews(t *testing.T) {
+	v, out, _ := testView(false)
+	NewVersion(ViewHuman, v).Version()
+	if !strings.HasPrefix(out.String(), "roofline v") || strings.Count(out.String(), "\n") != 2 {
+		t.Errorf("version:\n%s", out)
+	}
+	v, out, _ = testView(false)
+	NewVersion(ViewJSON, v).Version()
+	for _, k := range []string{`"roofline_version"`, `"go_version"`, `"platform"`} {
+		if !strings.Contains(out.String(), k) {
+			t.Errorf("version -json lacks %s:\n%s", k, out)
+		}
+	}
+}
+
+func TestModelViews(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tiny")
+	if err := modeltest.Write(dir, modeltest.Tiny, modeltest.Shards(2), modeltest.DropFile("tokenizer.json")); err != nil {
+		t.Fatal(err)
+	}
+	info, err := model.Inspect(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info.Dir = "/models/tiny"
+	res := &model.VerifyResult{Checked: 4, Bytes: 3 << 30, Missing: []string{"tokenizer.json"}, Extra: []string{"notes.txt"},
+		Mismatched: []model.Mismatch{{File: "model-00001-of-00002.safetensors", Want: "ab12", Got: "cd34"}}}
+	ok := &model.VerifyResult{Checked: 4, Bytes: 5 << 20}
+	runViewCases(t, []viewCase{
+		{"model-inspect", false, func(v *View) { _ = NewModelInspect(ViewHuman, v).Inspect(info, false) }},
+		{"model-verify-failed", false, func(v *View) { NewModelVerify(ViewHuman, v).Verify("/models/tiny", res) }},
+		{"model-verify-ok", false, func(v *View) { NewModelVerify(ViewHuman, v).Verify("/models/tiny", ok) }},
+		{"model-verify-failed.json", false, func(v *View) { NewModelVerify(ViewJSON, v).Verify("/models/tiny", res) }},
+		{"model-manifest", false, func(v *View) { v.ModelManifestWritten(12, "/models/tiny.sha256", "/models/tiny") }},
+		{"model-synth", false, func(v *View) { v.ModelSynthWritten("Tiny", "roofline/tiny", "/models/tiny", info) }},
+	})
+	v, out, _ := testView(false)
+	if err := NewModelInspect(ViewJSON, v).Inspect(info, true); err != nil || !strings.Contains(out.String(), `"tensors": [`) || !strings.Contains(out.String(), `"ok": false`) {
+		t.Errorf("inspect -json -tensors: %v\n%.400s", err, out)
+	}
+	// A progress bar draws only on a terminal.
+	v, _, errOut := testView(false)
+	bar, progress := v.Progress("hashing", false)
+	if bar != nil || progress != nil {
+		t.Error("a progress bar off a terminal")
+	}
+	bar.Finish()
+	bar, progress = v.Progress("hashing", true)
+	progress(1<<30, 2<<30)
+	progress(2<<30, 2<<30)
+	bar.Finish()
+	if s := errOut.String(); !strings.Contains(s, "hashing [") || !strings.Contains(s, "100.0%") || !strings.HasSuffix(s, "\n") {
+		t.Errorf("progress bar: %q", s)
+	}
+}
+
+func TestVRAMViews(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "qwen")
+	if err := modeltest.Write(dir, modeltest.Qwen3_8B); err != nil {
+		t.Fatal(err)
+	}
+	info, err := model.Inspect(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := fromodel.Spec(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h100, _ := gpu.Preset("h100")
+	g := &VRAMGPUs{Name: h100.Name, Indexes: []int{3}, Total: h100.CUDATotalBytes(), NVML: h100.MemoryTotalBytes, CC: h100.ComputeCapability, Source: "preset h100"}
+	estimate := func(ctx int) VRAMEstimate {
+		r, err := vram.Estimate(vram.Input{Engine: kinds.VLLM, Model: spec, GPUMemoryBytes: g.Total, NVMLTotalBytes: g.NVML, GPUName: g.Name,
+			ComputeCapability: g.CC, TP: 1, PP: 1, MaxModelLen: ctx, KVCacheDtype: "auto", Concurrency: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return VRAMEstimate{ModelDir: "/models/qwen", Model: &spec, GPUs: g, Problems: []string{"shard 2 is truncated"}, Result: r}
+	}
+	runViewCases(t, []viewCase{
+		{"vram-fits", false, func(v *View) { _ = NewVRAM(ViewHuman, v).Estimate(estimate(32768)) }},
+		{"vram-too-long", false, func(v *View) { _ = NewVRAM(ViewHuman, v).Estimate(estimate(8 << 20)) }},
+	})
+	v, out, _ := testView(false)
+	if err := NewVRAM(ViewJSON, v).Estimate(estimate(32768)); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{`"prediction": "uncalibrated"`, `"model_problems": [`, `"indexes": [`, `"fits": true`} {
+		if !strings.Contains(out.String(), k) {
+			t.Errorf("vram -json lacks %s:\n%.600s", k, out)
+		}
+	}
+	if strings.Contains(out.String(), "preset h100") {
+		t.Error("vram -json shows the source, which only the human view says")
+	}
+}
+
+func TestDiagnoseViews(t *testing.T) {
+	d := logdiag.Diagnosis{Class: "oom_weights", Title: "Out of memory loading the weights", Summary: "The weights do not fit.",
+		Cause: "torch.OutOfMemoryError while loading", Action: "Raise tensor_parallel_size.",
+		Evidence: []string{"INFO loading", "torch.OutOfMemoryError: CUDA out of memory"}, EvidenceLines: []int{9, 112}}
+	none := logdiag.Diagnosis{Class: "unknown", Title: "Unknown", Summary: "No known cause.", Cause: "-", Action: "Read the log."}
+	runViewCases(t, []viewCase{
+		{"diagnose", false, func(v *View) { NewDiagnose(ViewHuman, v).Diagnosis(d, "/s/logs/qwen.log") }},
+		{"diagnose-bold", true, func(v *View) { NewDiagnose(ViewHuman, v).Diagnosis(d, "/s/logs/qwen.log") }},
+		{"diagnose-none-stdin", false, func(v *View) { NewDiagnose(ViewHuman, v).Diagnosis(none, "-") }},
+		{"diagnose.json", false, func(v *View) { NewDiagnose(ViewJSON, v).Diagnosis(d, "/s/logs/qwen.log") }},
+		{"diagnose-none.json", false, func(v *View) { NewDiagnose(ViewJSON, v).Diagnosis(none, "-") }},
+	})
+}

@@ -1,0 +1,189 @@
+package views
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/state"
+)
+
+// StatusRow is one line of roofline status: a server, or one of its two
+// instances while a rollout replaces it. It is also the -json element.
+type StatusRow struct {
+	Name string `json:"name"`
+	// Instance is "old" or "new" while a rollout replaces the server (both
+	// run; the old one serves until the new one passed its gates).
+	Instance    string           `json:"instance,omitempty"`
+	Engine      string           `json:"engine"`
+	EngineKind  string           `json:"engine_kind"`
+	Version     string           `json:"engine_version"`
+	Model       string           `json:"model"`
+	ServedName  string           `json:"served_name"`
+	Port        int              `json:"port"`
+	BackendPort int              `json:"backend_port,omitempty"`
+	GPUs        []int            `json:"gpus"`
+	PID         int              `json:"pid"`
+	Status      string           `json:"status"`
+	Running     bool             `json:"running"`
+	Healthy     *bool            `json:"healthy"`
+	Detail      string           `json:"detail,omitempty"`
+	UptimeSec   float64          `json:"uptime_seconds,omitempty"`
+	Measured    *state.Footprint `json:"measured,omitempty"`
+	Predicted   *state.Footprint `json:"predicted,omitempty"`
+	// Prediction is how plan predicted this start's memory: "measured",
+	// "estimated" or "uncalibrated" (from the state directory's calibrations).
+	Prediction string `json:"prediction,omitempty"`
+	GatePassed *bool  `json:"gate_passed,omitempty"`
+	// GPUMemoryBytes is what the server's processes hold on its GPUs, as
+	// NVML reports it (0 when the inventory lists none of them).
+	GPUMemoryBytes uint64 `json:"gpu_memory_bytes"`
+	LogPath        string `json:"log_path"`
+}
+
+// Unhealthy: gone, failed, or failing its health check.
+func (r StatusRow) Unhealthy() bool {
+	return !r.Running || (r.Healthy != nil && !*r.Healthy) || r.Status == state.StatusFailed
+}
+
+// Status is roofline status's view.
+type Status interface {
+	Rows(rows []StatusRow)
+}
+
+// NewStatus returns the status view of type vt.
+func NewStatus(vt ViewType, v *View) Status {
+	if vt == ViewJSON {
+		return StatusJSON{v}
+	}
+	return StatusHuman{v}
+}
+
+// StatusJSON prints the rows as a JSON array.
+type StatusJSON struct{ view *View }
+
+func (s StatusJSON) Rows(rows []StatusRow) { writeJSON(s.view.Out, rows) }
+
+// StatusHuman prints a table, then why each unhealthy server is.
+type StatusHuman struct{ view *View }
+
+func (s StatusHuman) Rows(rows []StatusRow) {
+	w := s.view.Out
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "No servers in the state. Run roofline apply to start the configured ones.")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tENGINE\tMODEL\tPORT\tGPUS\tPID\tUPTIME\tSTATE\tGPU MEM\tKV TOKENS (measured / predicted)")
+	for _, r := range rows {
+		stateText := r.Status
+		switch {
+		case !r.Running && r.Status != state.StatusFailed:
+			stateText = s.view.Colorize("[red]gone[reset]")
+		case r.Healthy != nil && *r.Healthy:
+			stateText = s.view.Colorize("[green]healthy[reset]")
+		case r.Healthy != nil:
+			stateText = s.view.Colorize("[red]unhealthy[reset]")
+		case r.Status == state.StatusFailed:
+			stateText = s.view.Colorize("[red]failed[reset]")
+		}
+		kv := "-"
+		if r.Measured != nil || r.Predicted != nil {
+			mt, pt := "?", "?"
+			if r.Measured != nil && r.Measured.KVTokens > 0 {
+				mt = fmt.Sprint(r.Measured.KVTokens)
+			}
+			if r.Predicted != nil && r.Predicted.KVTokens > 0 {
+				pt = fmt.Sprint(r.Predicted.KVTokens)
+			}
+			kv = mt + " / " + pt
+			if r.Prediction != "" {
+				kv += " (" + r.Prediction + ")"
+			}
+		}
+		uptime := "-"
+		if r.UptimeSec > 0 {
+			uptime = time.Duration(r.UptimeSec * float64(time.Second)).Round(time.Second).String()
+		}
+		pid := "-"
+		if r.PID > 0 {
+			pid = fmt.Sprint(r.PID)
+		}
+		port := fmt.Sprint(r.Port)
+		if r.BackendPort != 0 {
+			port += fmt.Sprintf(" (->%d)", r.BackendPort)
+		}
+		mem := "-"
+		if r.GPUMemoryBytes > 0 {
+			mem = fmt.Sprintf("%.1f GiB", float64(r.GPUMemoryBytes)/(1<<30))
+		}
+		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\t%v\t%s\t%s\t%s\t%s\t%s\n", rowName(r), r.EngineKind, r.Version, r.ServedName, port, r.GPUs, pid, uptime, stateText, mem, kv)
+	}
+	tw.Flush()
+	for _, r := range rows {
+		if r.Detail != "" && (!r.Running || (r.Healthy != nil && !*r.Healthy)) {
+			fmt.Fprintf(w, "\nserver.%s: %s\n", r.Name, r.Detail)
+		}
+	}
+}
+
+// rowName is the server's name, marked during a rollout.
+func rowName(r StatusRow) string {
+	switch r.Instance {
+	case "old":
+		return r.Name + " (old, serving)"
+	case "new":
+		return r.Name + " (new, rolling out)"
+	}
+	return r.Name
+}
+
+// Show is roofline show's view: a saved plan, or the state.
+type Show interface {
+	Plan(j *plan.JSONPlan)
+	State(st *state.File)
+}
+
+// NewShow returns the show view of type vt; ViewMarkdown shows plan files
+// only (cli refuses it for the state).
+func NewShow(vt ViewType, v *View) Show {
+	switch vt {
+	case ViewJSON:
+		return ShowJSON{v}
+	case ViewMarkdown:
+		return showMarkdown{ShowHuman{v}}
+	}
+	return ShowHuman{v}
+}
+
+// ShowJSON prints the plan's JSON, or the state file as stored.
+type ShowJSON struct{ view *View }
+
+func (s ShowJSON) Plan(j *plan.JSONPlan) { _ = plan.WriteJSON(s.view.Out, j) }
+func (s ShowJSON) State(st *state.File)  { writeJSON(s.view.Out, st) }
+
+// ShowHuman prints the plan as plan does, and the state as HCL-like blocks.
+type ShowHuman struct{ view *View }
+
+func (s ShowHuman) Plan(j *plan.JSONPlan) { plan.RenderHuman(s.view.Out, j, s.view.Colorize) }
+
+func (s ShowHuman) State(st *state.File) {
+	w := s.view.Out
+	if len(st.Servers) == 0 {
+		fmt.Fprintln(w, "The state is empty. Run roofline apply to start the configured servers.")
+		return
+	}
+	for _, name := range st.Names() {
+		s := st.Servers[name]
+		fmt.Fprintf(w, "# %s:\nserver %q {\n", s.Addr(), s.Name)
+		fmt.Fprintf(w, "    engine     = %q (%s %s)\n", s.Engine.Name, s.Engine.Kind, s.Engine.Version)
+		fmt.Fprintf(w, "    model      = %q (served as %q)\n", s.Model.Path, s.Model.ServedName)
+		fmt.Fprintf(w, "    gpus       = %v\n    port       = %d\n    pid        = %d\n    status     = %q\n    log        = %q\n", s.GPUs, s.Port, s.PID, s.Status, s.LogPath)
+		fmt.Fprintf(w, "    argv       = %q\n}\n\n", s.Argv)
+	}
+}
+
+type showMarkdown struct{ ShowHuman }
+
+func (s showMarkdown) Plan(j *plan.JSONPlan) { PlanMarkdown(s.view.Out, j) }
