@@ -5,11 +5,8 @@ package apply
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-
 	"maps"
 	"net"
 	"os"
@@ -26,6 +23,7 @@ import (
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/proxy"
+	"github.com/roofline/roofline/internal/proxy/launch"
 	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
 )
@@ -92,6 +90,12 @@ func (e *ServerError) Error() string { return fmt.Sprintf("%s: %s: %v", e.Addr, 
 
 func (e *ServerError) Unwrap() error { return e.Err }
 
+// Proxies starts a server's proxy, or points the one that runs at a new
+// backend; record is called before the start and after it.
+type Proxies interface {
+	Ensure(ctx context.Context, r launch.Request, record func(p *state.Instance, started bool) error) (*state.Instance, error)
+}
+
 // StateWriter persists the state.
 type StateWriter interface {
 	Write(*state.File) error
@@ -106,8 +110,9 @@ type Applier struct {
 	Gates    Gates
 	Hooks    Hooks
 	StateDir string
-	// ProxyCommand starts roofline's proxy: [self, "proxy"].
-	ProxyCommand []string
+	// Proxies brings up the front proxies of create-before-destroy servers
+	// (proxy/launch).
+	Proxies Proxies
 	// Parallelism bounds concurrent starts and stops (Terraform's default is 10).
 	Parallelism int
 	// StopGrace is how long an engine gets between SIGTERM and SIGKILL.
@@ -380,64 +385,19 @@ func (a *Applier) alive(ctx context.Context, i state.Instance) bool {
 	return err == nil && obs.Alive
 }
 
-// ProxyTargetFile is the file that names the backend a server's proxy
-// forwards to; apply rewrites it to switch, the proxy follows it.
-func ProxyTargetFile(stateDir, name string) string {
-	return filepath.Join(stateDir, "proxy", name+".target")
-}
-
-func proxyStatusFile(stateDir, name string) string {
-	return filepath.Join(stateDir, "proxy", name+".status.json")
-}
-
-// statusOf is the status file proxy p writes: the -status-file of its
-// command line (a proxy started for a port move has its own), else the
-// server's default.
+// statusOf is the status file proxy p writes (proxy.StatusFileOf).
 func statusOf(p *state.Instance, stateDir, name string) string {
+	var cmdline []string
 	if p != nil {
-		for i, a := range p.Cmdline {
-			if a == "-status-file" && i+1 < len(p.Cmdline) {
-				return p.Cmdline[i+1]
-			}
-		}
+		cmdline = p.Cmdline
 	}
-	return proxyStatusFile(stateDir, name)
+	return proxy.StatusFileOf(cmdline, stateDir, name)
 }
 
 // moving reports whether a rollout from old to d moves the public endpoint:
 // a new proxy listens on the new address, the old one drains and stops.
 func moving(old *state.Server, d *plan.Desired) bool {
 	return old != nil && old.Proxy != nil && d.Proxy && (old.Port != d.Port || old.Host != d.Host)
-}
-
-// ProxyPort is the backend port the proxy of server name forwards to, read
-// from its target file; 0 when there is none.
-func ProxyPort(stateDir, name string) int {
-	t, err := proxy.ReadTarget(ProxyTargetFile(stateDir, name))
-	if err != nil {
-		return 0
-	}
-	_, port, err := net.SplitHostPort(t)
-	if err != nil {
-		return 0
-	}
-	n, _ := strconv.Atoi(port)
-	return n
-}
-
-func backendAddr(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
-
-// targetLine is what the proxy's target file says: the backend and the
-// engine behind it (whose error shape the proxy's own errors take).
-func targetLine(port int, e state.EngineRef) string {
-	line := backendAddr(port)
-	if e.Kind != "" {
-		line += " " + e.Kind
-		if e.Version != "" {
-			line += " " + e.Version
-		}
-	}
-	return line
 }
 
 // desiredOf is server name's desired state in p; nil when p removes it.
@@ -490,10 +450,10 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 			continue
 		}
 		newAlive := hasProc(s) && a.alive(ctx, s.Instance)
-		switch plan.RecoveryOf(s, ProxyPort(a.StateDir, name), newAlive) {
+		switch plan.RecoveryOf(s, proxy.BackendPort(a.StateDir, name), newAlive) {
 		case plan.RecoverForward:
 			if s.Proxy != nil && a.alive(ctx, *s.Proxy) {
-				if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), statusOf(s.Proxy, a.StateDir, name), targetLine(s.BackendPort, s.Engine), 10*time.Second); err != nil {
+				if err := proxy.Point(ctx, proxy.TargetFile(a.StateDir, name), statusOf(s.Proxy, a.StateDir, name), proxy.TargetLine(s.BackendPort, s.Engine.Kind, s.Engine.Version), 10*time.Second); err != nil {
 					errs = errors.Join(errs, &ServerError{Addr: addr, Phase: "proxy", Err: fmt.Errorf("finishing the interrupted rollout: %w; both instances are left running", err)})
 					continue
 				}
@@ -524,11 +484,11 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 			if old.Proxy != nil {
 				oldProxy = old.Proxy
 			}
-			if oldProxy != nil && old.BackendPort != 0 && ProxyPort(a.StateDir, name) != old.BackendPort {
+			if oldProxy != nil && old.BackendPort != 0 && proxy.BackendPort(a.StateDir, name) != old.BackendPort {
 				if !a.alive(ctx, *oldProxy) {
 					// The next proxy starts from the target file.
-					_ = proxy.WriteTarget(ProxyTargetFile(a.StateDir, name), targetLine(old.BackendPort, old.Engine))
-				} else if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), statusOf(oldProxy, a.StateDir, name), targetLine(old.BackendPort, old.Engine), 10*time.Second); err != nil {
+					_ = proxy.WriteTarget(proxy.TargetFile(a.StateDir, name), proxy.TargetLine(old.BackendPort, old.Engine.Kind, old.Engine.Version))
+				} else if err := proxy.Point(ctx, proxy.TargetFile(a.StateDir, name), statusOf(oldProxy, a.StateDir, name), proxy.TargetLine(old.BackendPort, old.Engine.Kind, old.Engine.Version), 10*time.Second); err != nil {
 					errs = errors.Join(errs, &ServerError{Addr: addr, Phase: "proxy", Err: fmt.Errorf("pointing the proxy back at the old instance: %w; both instances are left running", err)})
 					continue
 				}
@@ -536,7 +496,7 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 			if hasProc(s) {
 				if oldProxy != nil && old.BackendPort != 0 {
 					// Requests the new instance took while the proxy pointed at it.
-					_, _ = proxy.Drain(ctx, statusOf(oldProxy, a.StateDir, name), backendAddr(old.BackendPort), drainLimit(p, name), nil)
+					_, _ = proxy.Drain(ctx, statusOf(oldProxy, a.StateDir, name), proxy.BackendAddr(old.BackendPort), drainLimit(p, name), nil)
 				}
 				if err := a.Drivers.Stop(ctx, s.Instance, a.StopGrace); err != nil {
 					errs = errors.Join(errs, err)
@@ -572,7 +532,7 @@ func (a *Applier) retire(ctx context.Context, addr, name string, old *state.Serv
 		limit = plan.DefaultDrainTimeout
 	}
 	start := a.now()
-	left, err := proxy.Drain(ctx, statusOf(via, a.StateDir, name), backendAddr(newBackend), limit, func(n int64, el time.Duration) {
+	left, err := proxy.Drain(ctx, statusOf(via, a.StateDir, name), proxy.BackendAddr(newBackend), limit, func(n int64, el time.Duration) {
 		a.note(addr, "Draining %d request(s) of the old instance (pid %d)... [%s elapsed, limit %s]", n, old.PID, el.Round(time.Second), limit)
 	})
 	if ctx.Err() != nil {
@@ -699,44 +659,6 @@ func ReadKeyFile(path string) (string, error) {
 	return k, nil
 }
 
-func newLaunchID() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// FreePort picks a free TCP port in [lo, hi] for an engine behind the
-// proxy (the roofline block's backend_ports). The default range lies below
-// the kernel's ephemeral range: a port from bind(":0") is free now, but
-// before the engine binds it an outgoing connection (a health poll) can take
-// it as its source port, and the engine then fails with "address already in
-// use".
-func FreePort(lo, hi int) (int, error) {
-	if lo <= 0 || hi < lo {
-		lo, hi = plan.DefaultBackendPorts[0], plan.DefaultBackendPorts[1]
-	}
-	span := hi - lo + 1
-	off := int(time.Now().UnixNano() % int64(span))
-	for i := 0; i < span; i++ {
-		port := lo + (off+i)%span
-		if portFree(port) {
-			return port, nil
-		}
-	}
-	return 0, fmt.Errorf("no free port in backend_ports %d-%d; widen the range in the roofline block", lo, hi)
-}
-
-func portFree(port int) bool {
-	for _, host := range []string{"0.0.0.0", "127.0.0.1", "[::]"} {
-		ln, err := net.Listen("tcp", net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(port)))
-		if err != nil {
-			return false
-		}
-		ln.Close()
-	}
-	return true
-}
-
 // withHost returns argv with the value of --host replaced, or added.
 func withHost(argv []string, host string) []string {
 	out := append([]string(nil), argv...)
@@ -817,7 +739,11 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	argv := d.Argv
 	enginePort, engineHost := d.Port, d.Host
 	if d.Proxy {
-		p, err := FreePort(d.BackendPorts[0], d.BackendPorts[1])
+		lo, hi := d.BackendPorts[0], d.BackendPorts[1]
+		if lo <= 0 || hi < lo {
+			lo, hi = plan.DefaultBackendPorts[0], plan.DefaultBackendPorts[1]
+		}
+		p, err := proxy.FreePort(lo, hi)
 		if err != nil {
 			return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
 		}
@@ -830,7 +756,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 		Name: d.Name, Engine: d.Engine, Model: d.Model,
 		Argv: argv, Env: d.Env, Sensitive: d.Sensitive, CommandLen: d.CommandLen,
 		GPUs: d.GPUs, Host: d.Host, Port: d.Port, Image: d.Image,
-		Instance: state.Instance{Driver: d.Driver, LogPath: logPath, LaunchID: newLaunchID()},
+		Instance: state.Instance{Driver: d.Driver, LogPath: logPath, LaunchID: driver.NewLaunchID()},
 		Status:   state.StatusStarting, CreatedAt: a.now().UTC(),
 		ConfigHash: d.ConfigHash, GateHash: d.GateHash, Predicted: d.Predicted,
 	}
@@ -990,72 +916,28 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 // ensureProxy starts the server's proxy if it has none, or points the one
 // that runs at the new engine and waits until it forwards there.
 func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.Desired, enginePort int, key string) error {
-	dir := filepath.Join(a.StateDir, "proxy")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	targetFile := ProxyTargetFile(a.StateDir, d.Name)
-	statusFile := statusOf(rec.Proxy, a.StateDir, d.Name)
-	if rec.Proxy == nil && rec.Deposed != nil && rec.Deposed.Proxy != nil {
-		// A port move: the old endpoint's proxy runs on and writes the
-		// default status file; the new one writes its own.
-		statusFile = filepath.Join(dir, fmt.Sprintf("%s.%d.status.json", d.Name, d.Port))
-	}
-	keyFile := filepath.Join(dir, d.Name+".key")
-	// SGLang takes a key only on its command line: the proxy enforces it,
-	// from a 0600 file it re-reads. The file is in place before the switch.
-	if key != "" && engine.LookupOrDefault(d.Engine.Kind).APIKeyEnv == "" {
-		if err := proxy.WriteKeyFile(keyFile, key); err != nil {
-			return err
+	r := launch.Request{Name: d.Name, Host: d.Host, Port: d.Port, Backend: enginePort, Kind: d.Engine.Kind, Version: d.Engine.Version,
+		Current: rec.Proxy, Moving: rec.Deposed != nil && rec.Deposed.Proxy != nil}
+	// An engine that takes a key only on its command line (SGLang): the
+	// proxy enforces it. The proxy listens where the engine would have.
+	if k := engine.LookupOrDefault(d.Engine.Kind); k.APIKeyEnv == "" {
+		r.Key = key
+		if d.Host == "" {
+			r.Host = k.DefaultHost
 		}
-	} else if err := os.Remove(keyFile); err != nil && !os.IsNotExist(err) {
-		return err
 	}
-	backend := backendAddr(enginePort)
-	if rec.Proxy != nil && a.alive(ctx, *rec.Proxy) {
-		return proxy.Point(ctx, targetFile, statusFile, targetLine(enginePort, d.Engine), 10*time.Second)
-	}
-	if err := proxy.WriteTarget(targetFile, targetLine(enginePort, d.Engine)); err != nil {
-		return err
-	}
-	_ = os.Remove(statusFile)
-	launchID := newLaunchID()
-	if err := a.update(func(st *state.File) {
-		if s := st.Server(rec.Name); s != nil {
-			s.Proxy = &state.Instance{Driver: state.DriverProcess, LaunchID: launchID}
+	_, err := a.Proxies.Ensure(ctx, r, func(p *state.Instance, started bool) error {
+		if !started {
+			return a.update(func(st *state.File) {
+				if s := st.Server(rec.Name); s != nil {
+					s.Proxy = p
+				}
+			})
 		}
-	}); err != nil {
-		return err
-	}
-	listen := net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
-	if d.Host == "" && engine.LookupOrDefault(d.Engine.Kind).DefaultHost != "0.0.0.0" {
-		// The engine's own default address when it is not all interfaces
-		// (SGLang: loopback); "" binds all interfaces as vLLM does.
-		listen = net.JoinHostPort(engine.LookupOrDefault(d.Engine.Kind).DefaultHost, strconv.Itoa(d.Port))
-	}
-	argv := append(append([]string(nil), a.ProxyCommand...), "-listen", listen, "-target-file", targetFile, "-status-file", statusFile, "-api-key-file", keyFile)
-	p, err := a.Drivers.Start(ctx, driver.LaunchSpec{Driver: state.DriverProcess, Name: d.Name + "-proxy", Argv: argv,
-		LogPath: filepath.Join(dir, d.Name+".log"), Dir: a.StateDir, LaunchID: launchID})
-	if err != nil {
-		return err
-	}
-	p.LaunchID = launchID
-	rec.Proxy = &p
-	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
-		return err
-	}
-	// Wait until it serves.
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if st, err := proxy.ReadStatus(statusFile); err == nil && st.Target == backend {
-			return nil
-		}
-		if !a.alive(ctx, p) {
-			return fmt.Errorf("the proxy exited: %s", lastLine(filepath.Join(dir, d.Name+".log")))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return errors.New("the proxy did not come up within 10s")
+		rec.Proxy = p
+		return a.update(func(st *state.File) { st.Set(rec.Clone()) })
+	})
+	return err
 }
 
 // fail stops what this apply started for the server, restores the old
@@ -1065,14 +947,14 @@ func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Serv
 	if cbd && old.Proxy != nil && moving(old, c.After) {
 		oldProxy = old.Proxy
 	}
-	if cbd && oldProxy != nil && old.BackendPort != 0 && ProxyPort(a.StateDir, rec.Name) != old.BackendPort {
+	if cbd && oldProxy != nil && old.BackendPort != 0 && proxy.BackendPort(a.StateDir, rec.Name) != old.BackendPort {
 		// The proxy points at the new instance (or is not known to point at
 		// the old one): point it back at the old one before stopping the new.
 		// This must finish even when apply is interrupted.
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-		err := proxy.Point(bctx, ProxyTargetFile(a.StateDir, rec.Name), statusOf(oldProxy, a.StateDir, rec.Name), targetLine(old.BackendPort, old.Engine), 10*time.Second)
+		err := proxy.Point(bctx, proxy.TargetFile(a.StateDir, rec.Name), statusOf(oldProxy, a.StateDir, rec.Name), proxy.TargetLine(old.BackendPort, old.Engine.Kind, old.Engine.Version), 10*time.Second)
 		if err == nil {
-			_, _ = proxy.Drain(bctx, statusOf(oldProxy, a.StateDir, rec.Name), backendAddr(old.BackendPort), 5*time.Second, nil)
+			_, _ = proxy.Drain(bctx, statusOf(oldProxy, a.StateDir, rec.Name), proxy.BackendAddr(old.BackendPort), 5*time.Second, nil)
 		}
 		cancel()
 		if err != nil {
@@ -1149,7 +1031,7 @@ func (a *Applier) Rollback(ctx context.Context, st *state.File, name string) (*s
 	}
 	prev := s.Deposed.Clone()
 	start := time.Now()
-	if err := proxy.Point(ctx, ProxyTargetFile(a.StateDir, name), statusOf(s.Proxy, a.StateDir, name), targetLine(prev.BackendPort, prev.Engine), 10*time.Second); err != nil {
+	if err := proxy.Point(ctx, proxy.TargetFile(a.StateDir, name), statusOf(s.Proxy, a.StateDir, name), proxy.TargetLine(prev.BackendPort, prev.Engine.Kind, prev.Engine.Version), 10*time.Second); err != nil {
 		return a.st, 0, err
 	}
 	took := time.Since(start)

@@ -15,6 +15,7 @@ import (
 	"github.com/roofline/roofline/internal/driver"
 	"github.com/roofline/roofline/internal/driver/drivertest"
 	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/proxy/launch"
 	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
 )
@@ -153,7 +154,9 @@ func desired(name, model string, port int) *plan.Desired {
 
 func newApplier(t *testing.T, d *fakeDriver, g *fakeGates) (*Applier, *recorder) {
 	rec := &recorder{}
-	return &Applier{State: rec, Drivers: driver.NewSet().Register(state.DriverProcess, d), Gates: g, StateDir: t.TempDir(), ProxyCommand: []string{"false"}}, rec
+	set, dir := driver.NewSet().Register(state.DriverProcess, d), t.TempDir()
+	return &Applier{State: rec, Drivers: set, Gates: g, StateDir: dir,
+		Proxies: launch.Launcher{Drivers: set, StateDir: dir, Command: []string{"false"}}}, rec
 }
 
 func TestCreateFromEmpty(t *testing.T) {

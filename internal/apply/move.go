@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/roofline/roofline/internal/proxy"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -51,19 +52,19 @@ func Move(stateDir string, st *state.File, from, to string) error {
 // writes. A proxy started later under the new name replaces the links.
 func moveProxyFiles(stateDir, from, to string) []error {
 	var errs []error
-	oldTarget, newTarget := ProxyTargetFile(stateDir, from), ProxyTargetFile(stateDir, to)
+	oldTarget, newTarget := proxy.TargetFile(stateDir, from), proxy.TargetFile(stateDir, to)
 	if err := renameNoClobber(oldTarget, newTarget); err != nil {
 		errs = append(errs, fmt.Errorf("proxy target file: %w", err))
 	} else if err := os.Symlink(filepath.Base(newTarget), oldTarget); err != nil {
 		errs = append(errs, fmt.Errorf("proxy target link: %w", err))
 	}
-	oldStatus, newStatus := proxyStatusFile(stateDir, from), proxyStatusFile(stateDir, to)
+	oldStatus, newStatus := proxy.StatusFile(stateDir, from), proxy.StatusFile(stateDir, to)
 	if _, err := os.Lstat(newStatus); errors.Is(err, fs.ErrNotExist) {
 		if err := os.Symlink(filepath.Base(oldStatus), newStatus); err != nil {
 			errs = append(errs, fmt.Errorf("proxy status link: %w", err))
 		}
 	}
-	oldLog, newLog := filepath.Join(stateDir, "proxy", from+".log"), filepath.Join(stateDir, "proxy", to+".log")
+	oldLog, newLog := proxy.LogFile(stateDir, from), proxy.LogFile(stateDir, to)
 	if err := renameNoClobber(oldLog, newLog); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, fmt.Errorf("proxy log: %w", err))
 	}

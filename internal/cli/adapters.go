@@ -11,6 +11,7 @@ import (
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/driver"
 	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/proxy"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -97,7 +98,7 @@ func (o *observer) serving(ctx context.Context, s *state.Server, who string, pid
 	}
 	res := &plan.Observation{Alive: true, GPUPids: pids}
 	if s.Proxy != nil && o.stateDir != "" {
-		res.ProxyPort = apply.ProxyPort(o.stateDir, s.Name)
+		res.ProxyPort = proxy.BackendPort(o.stateDir, s.Name)
 	}
 	if s.Status == state.StatusReady {
 		port := s.Port

@@ -267,7 +267,7 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	p.Changes = append(keep, kept...)
 	ap := &apply.Applier{
 		State: r.b.states, Drivers: r.b.drivers, Gates: newGates(r.m), Hooks: agentHooks{r.logf},
-		StateDir: r.b.stateDir, ProxyCommand: []string{r.b.self, "proxy"},
+		StateDir: r.b.stateDir, Proxies: r.b.proxies(),
 		Journal: journalFor(r.b, func() *gpu.Snapshot { return p.Snapshot }), Secrets: r.m.secrets,
 	}
 	after, err := ap.Apply(ctx, p, st)
@@ -671,7 +671,7 @@ func (t agentRetirer) Retire(ctx context.Context, now time.Time) ([]string, erro
 	}
 	p.Changes = keep
 	ap := &apply.Applier{State: t.r.b.states, Drivers: t.r.b.drivers, Gates: newGates(t.r.m), Hooks: agentHooks{t.r.logf},
-		StateDir: t.r.b.stateDir, ProxyCommand: []string{t.r.b.self, "proxy"}, Secrets: t.r.m.secrets}
+		StateDir: t.r.b.stateDir, Proxies: t.r.b.proxies(), Secrets: t.r.m.secrets}
 	if _, err := ap.Apply(ctx, p, st); err != nil {
 		return nil, err
 	}

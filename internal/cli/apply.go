@@ -232,7 +232,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		Gates:          newGates(m),
 		Hooks:          ui,
 		StateDir:       b.stateDir,
-		ProxyCommand:   []string{b.self, "proxy"},
+		Proxies:        b.proxies(),
 		Parallelism:    o.parallelism,
 		Stopping:       stopping,
 		Secrets:        m.secrets,

@@ -21,6 +21,7 @@ import (
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/proxy/launch"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -103,6 +104,11 @@ func newBackend(m *Meta, cfg *config.Config) (*backend, error) {
 	b := &backend{cfg: cfg.HostOnly(), full: cfg, stateDir: stateDir(cfg), drivers: newDrivers()}
 	b.states = state.NewFilesystem(b.stateDir)
 	return b, nil
+}
+
+// proxies brings up the front proxies, from roofline itself (needSelf).
+func (b *backend) proxies() launch.Launcher {
+	return launch.Launcher{Drivers: b.drivers, StateDir: b.stateDir, Command: []string{b.self, "proxy"}}
 }
 
 // needSelf finds the executable engines and proxies run from (plan, apply

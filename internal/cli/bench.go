@@ -341,39 +341,26 @@ func appendBenchJournal(m *Meta, rs *resolvedServer, t gate.Target, res *gate.Be
 	if rs == nil || res == nil {
 		return
 	}
-	e := journal.Entry{Time: time.Now().UTC(), Kind: journal.KindBench, Server: rs.server.Name, URL: t.BaseURL,
-		Model: journal.ModelInfo{Name: t.Model}}
+	served := journal.Served{Server: rs.server.Name, Model: journal.ModelInfo{Name: t.Model}, GPUs: rs.server.GPUs}
 	if eng := rs.engine; eng != nil {
-		e.Engine = journal.EngineInfo{Kind: eng.Kind, Version: eng.Version, Identity: eng.Image}
+		served.Engine = journal.EngineInfo{Kind: eng.Kind, Version: eng.Version, Identity: eng.Image}
 		switch {
 		case eng.Image != "":
 		case eng.Rehearsal:
-			e.Engine.Identity = "rehearsal"
+			served.Engine.Identity = "rehearsal"
 		case len(eng.Command) > 0:
-			e.Engine.Identity = strings.Join(eng.Command, " ")
+			served.Engine.Identity = strings.Join(eng.Command, " ")
 		}
 	}
 	if rs.model != nil {
-		e.Model.Path = rs.model.Path
+		served.Model.Path = rs.model.Path
 	}
 	dir := stateDir(rs.cfg)
-	var gpus []int
 	if st, err := state.Read(filepath.Join(dir, state.StateFileName)); err == nil && st != nil {
 		if s := st.Servers[rs.server.Name]; s != nil {
-			e.Engine = journal.EngineInfo{Kind: s.Engine.Kind, Version: s.Engine.Version, Identity: s.Engine.Identity}
-			e.Model = journal.ModelInfo{Name: s.Model.ServedName, Path: s.Model.Path, Fingerprint: s.Model.Fingerprint}
-			e.Argv = s.Argv
-			gpus = s.GPUs
-		}
-	}
-	if gpus == nil {
-		gpus = rs.server.GPUs
-	}
-	if snap := benchSnapshot(rs.cfg); snap != nil {
-		e.DriverVersion, e.CUDAVersion = snap.DriverVersion, snap.CUDADriverVersion
-		for _, g := range gpus {
-			if dev, ok := snap.GPU(g); ok {
-				e.GPUs = append(e.GPUs, dev.Name)
+			served = servedOf(s)
+			if served.GPUs == nil {
+				served.GPUs = rs.server.GPUs
 			}
 		}
 	}
@@ -383,7 +370,7 @@ func appendBenchJournal(m *Meta, rs *resolvedServer, t gate.Target, res *gate.Be
 			violations = append(violations, c.Violation)
 		}
 	}
-	e.Bench = res.Summary(violations, checked)
+	e := journal.Bench(time.Now(), served, journalHost(benchSnapshot(rs.cfg)), t.BaseURL, res.Summary(violations, checked))
 	if err := journal.Append(journal.Path(dir), e); err != nil {
 		fmt.Fprintf(m.Err, "Warning: the run was not recorded in the journal: %v\n", err)
 	}

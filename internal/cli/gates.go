@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -67,61 +66,33 @@ func journalFor(b *backend, snap func() *gpu.Snapshot) func(s *state.Server, c *
 
 // appendRollout writes one rollout entry; failed is set for a failed one.
 func appendRollout(b *backend, snap func() *gpu.Snapshot, s *state.Server, failed *journal.Failure) {
-	e := journal.Entry{
-		Time: time.Now().UTC(), Kind: journal.KindRollout, Server: s.Name,
-		Engine: journal.EngineInfo{Kind: s.Engine.Kind, Version: s.Engine.Version, Identity: s.Engine.Identity},
-		Model:  journal.ModelInfo{Name: s.Model.ServedName, Path: s.Model.Path, Fingerprint: s.Model.Fingerprint},
-		Argv:   s.Argv,
-	}
-	if sn := snap(); sn != nil {
-		e.DriverVersion, e.CUDAVersion = sn.DriverVersion, sn.CUDADriverVersion
-		for _, g := range s.GPUs {
-			if dev, ok := sn.GPU(g); ok {
-				e.GPUs = append(e.GPUs, dev.Name)
-			}
-		}
-	}
+	var g *journal.Gates
 	if s.Gate != nil {
-		gs := &journal.GateSummary{Passed: s.Gate.Passed, Health: "pass", Smoke: "skipped", Bench: "skipped"}
-		if len(s.Gate.Smoke) > 0 {
-			gs.Smoke = "pass"
-		}
-		if len(s.Gate.Bench) > 0 {
-			gs.Bench = "pass"
-			var bs journal.BenchSummary
-			if json.Unmarshal(s.Gate.Bench, &bs) == nil {
-				e.Bench = &bs
-			}
-		}
-		if !s.Gate.Passed {
-			gs.Health, gs.Smoke, gs.Bench = gateVerdict(s.Gate.Health), gateVerdict(s.Gate.Smoke), gateVerdict(s.Gate.Bench)
-		}
-		e.Gate = gs
+		g = &journal.Gates{Passed: s.Gate.Passed, Health: s.Gate.Health, Smoke: s.Gate.Smoke, Bench: s.Gate.Bench}
 	}
-	if failed != nil {
-		e.Failure = failed
-		if e.Gate != nil {
-			e.Gate.Passed = false
-			e.Gate.Failures = append(e.Gate.Failures, failed.Error)
-		}
+	_ = journal.Append(journal.Path(b.stateDir), journal.Rollout(time.Now(), servedOf(s), journalHost(snap()), g, failed))
+}
+
+// servedOf is what the journal records of a server from its state.
+func servedOf(s *state.Server) journal.Served {
+	return journal.Served{Server: s.Name, Argv: s.Argv, GPUs: s.GPUs,
+		Engine: journal.EngineInfo{Kind: s.Engine.Kind, Version: s.Engine.Version, Identity: s.Engine.Identity},
+		Model:  journal.ModelInfo{Name: s.Model.ServedName, Path: s.Model.Path, Fingerprint: s.Model.Fingerprint}}
+}
+
+// journalHost names the GPUs of an inventory snapshot; nil for none.
+func journalHost(sn *gpu.Snapshot) *journal.Host {
+	if sn == nil {
+		return nil
 	}
-	_ = journal.Append(journal.Path(b.stateDir), e)
+	return &journal.Host{DriverVersion: sn.DriverVersion, CUDAVersion: sn.CUDADriverVersion, GPUName: func(i int) (string, bool) {
+		dev, ok := sn.GPU(i)
+		return dev.Name, ok
+	}}
 }
 
 // gateVerdict reads a stored gate result: "pass", "fail" or "skipped".
-func gateVerdict(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "skipped"
-	}
-	var v struct {
-		OK     *bool `json:"ok"`
-		Passed *bool `json:"passed"`
-	}
-	if json.Unmarshal(raw, &v) == nil && ((v.OK != nil && !*v.OK) || (v.Passed != nil && !*v.Passed)) {
-		return "fail"
-	}
-	return "pass"
-}
+var gateVerdict = journal.GateVerdict
 
 // checkServedVersion compares the version the running engine reports
 // (/version, /server_info) with the pin: plan checked the pinned version

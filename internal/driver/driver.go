@@ -11,6 +11,8 @@ package driver
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"os"
 	"sort"
 	"time"
@@ -149,4 +151,12 @@ func BuildEnv(env map[string]string, lookup func(string) (string, bool)) []strin
 	}
 	sort.Strings(out)
 	return out
+}
+
+// NewLaunchID is a fresh launch id for a LaunchSpec: what Find looks
+// instances up by.
+func NewLaunchID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
