@@ -28,6 +28,7 @@ var documents = []struct {
 }{
 	{"the plan document (plan -json, show -json)", reflect.TypeFor[jsonplan.Plan](), []string{"internal/jsonplan"}, nil},
 	// Terraform's resource_key: a string, a number or null.
+	{"status -json", reflect.TypeFor[[]views.StatusRow](), []string{"internal/views"}, nil},
 	{"the stream (plan -json, apply -json)", reflect.TypeFor[views.Message](), []string{"internal/views", "internal/jsonplan", "internal/diagfmt"}, []string{"Resource.ResourceKey"}},
 }
 

@@ -89,7 +89,7 @@ func runStatus(m *Meta, args []string) int {
 		r := views.StatusRow{Name: name, Engine: s.Engine.Name, EngineKind: s.Engine.Kind, Version: s.Engine.Version,
 			Model: s.Model.Path, ServedName: s.Model.ServedName, Port: s.Port, BackendPort: s.BackendPort, GPUs: s.GPUs,
 			PID: s.PID, Status: s.Status, Running: o.Alive, Healthy: o.Healthy, Detail: o.Detail,
-			Measured: s.Footprint, Predicted: s.Predicted, LogPath: s.LogPath}
+			Measured: views.FootprintOf(s.Footprint), Predicted: views.FootprintOf(s.Predicted), LogPath: s.LogPath}
 		if c := cals.Latest(name); c != nil && (c.LaunchID == "" || c.LaunchID == s.LaunchID) {
 			r.Prediction = c.PredictedAs
 		}
@@ -111,7 +111,7 @@ func runStatus(m *Meta, args []string) int {
 			or := views.StatusRow{Name: name, Instance: "old", Engine: old.Engine.Name, EngineKind: old.Engine.Kind, Version: old.Engine.Version,
 				Model: old.Model.Path, ServedName: old.Model.ServedName, Port: s.Port, BackendPort: old.BackendPort, GPUs: old.GPUs,
 				PID: old.PID, Status: old.Status, Running: oo.Alive, Healthy: oo.Healthy, Detail: oo.Detail,
-				Measured: old.Footprint, Predicted: old.Predicted, LogPath: old.LogPath}
+				Measured: views.FootprintOf(old.Footprint), Predicted: views.FootprintOf(old.Predicted), LogPath: old.LogPath}
 			if oo.Alive && !old.ReadyAt.IsZero() {
 				or.UptimeSec = time.Since(old.ReadyAt).Seconds()
 			}

@@ -2,12 +2,15 @@ package views
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/roofline/roofline/internal/engine/kinds"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/gpu"
@@ -19,6 +22,7 @@ import (
 	"github.com/roofline/roofline/internal/state/statetest"
 	"github.com/roofline/roofline/internal/vram"
 	"github.com/roofline/roofline/internal/vram/fromodel"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // testView returns a view writing into two buffers.
@@ -53,14 +57,14 @@ func runViewCases(t *testing.T, cases []viewCase) {
 func ptr[T any](v T) *T { return &v }
 
 func statusRows() []StatusRow {
-	fp := &state.Footprint{WeightsGiB: 15.3, KVCacheGiB: 50.1, KVTokens: 364912, MaxConcurrency: 11.1}
+	fp := &Footprint{WeightsGiB: 15.3, KVCacheGiB: 50.1, KVTokens: 364912, MaxConcurrency: 11.1}
 	return []StatusRow{
 		{Name: "qwen", Instance: "old", Engine: "vllm", EngineKind: "vllm", Version: "0.16.0", Model: "/models/Qwen3-8B", ServedName: "qwen3-8b",
 			Port: 8000, BackendPort: 18000, GPUs: []int{0}, PID: 4242, Status: state.StatusReady, Running: true, Healthy: ptr(true),
-			UptimeSec: 3725.4, Measured: fp, Predicted: &state.Footprint{KVTokens: 360000}, Prediction: "measured", GPUMemoryBytes: 70 << 30, LogPath: "/s/logs/qwen.log"},
+			UptimeSec: 3725.4, Measured: fp, Predicted: &Footprint{KVTokens: 360000}, Prediction: "measured", GPUMemoryBytes: 70 << 30, LogPath: "/s/logs/qwen.log"},
 		{Name: "qwen", Instance: "new", Engine: "vllm", EngineKind: "vllm", Version: "0.16.1", Model: "/models/Qwen3-8B", ServedName: "qwen3-8b",
 			Port: 8000, BackendPort: 18001, GPUs: []int{1}, PID: 4343, Status: state.StatusStarting, Running: true, Healthy: ptr(false),
-			Detail: "GET /health: connection refused", Predicted: &state.Footprint{KVTokens: 360000}, LogPath: "/s/logs/qwen.next.log"},
+			Detail: "GET /health: connection refused", Predicted: &Footprint{KVTokens: 360000}, LogPath: "/s/logs/qwen.next.log"},
 		{Name: "gone", Engine: "sg", EngineKind: "sglang", Version: "0.5.6", ServedName: "llama", Port: 8001, GPUs: []int{2, 3},
 			PID: 99, Status: state.StatusReady, Detail: "pid 99 is gone", LogPath: "/s/logs/gone.log"},
 		{Name: "failed", Engine: "vllm", EngineKind: "vllm", Version: "0.16.0", ServedName: "m", Port: 8002, Status: state.StatusFailed},
@@ -256,4 +260,135 @@ func TestDiagnoseViews(t *testing.T) {
 		{"diagnose.json", false, func(v *View) { NewDiagnose(ViewJSON, v).Diagnosis(d, "/s/logs/qwen.log") }},
 		{"diagnose-none.json", false, func(v *View) { NewDiagnose(ViewJSON, v).Diagnosis(none, "-") }},
 	})
+}
+
+func TestOutputViews(t *testing.T) {
+	outs := []OutputValue{
+		{Name: "base_url", Value: cty.StringVal("http://127.0.0.1:8000/v1")},
+		{Name: "key", Value: cty.StringVal("sk-secret"), Sensitive: true},
+		{Name: "none"},
+		{Name: "ports", Value: cty.ObjectVal(map[string]cty.Value{"web": cty.NumberIntVal(8000), "batch": cty.NumberIntVal(8001)})},
+	}
+	one := func(vt ViewType, o OutputValue) func(v *View) {
+		return func(v *View) {
+			if !NewOutput(vt, v, v.Out).Output(o) {
+				fmt.Fprintln(v.Out, "(failed)")
+			}
+		}
+	}
+	runViewCases(t, []viewCase{
+		{"output-list", false, func(v *View) { NewOutput(ViewHuman, v, nil).Outputs(outs) }},
+		{"output-list-empty", false, func(v *View) { NewOutput(ViewHuman, v, nil).Outputs(nil) }},
+		{"output-list.json", false, func(v *View) { NewOutput(ViewJSON, v, nil).Outputs(outs) }},
+		{"output-one-sensitive", false, one(ViewHuman, outs[1])},
+		{"output-one-object", false, one(ViewHuman, outs[3])},
+		{"output-one-object.json", false, one(ViewJSON, outs[3])},
+		{"output-one-raw", false, one(ViewRaw, outs[0])},
+		{"output-one-raw-number", false, one(ViewRaw, OutputValue{Name: "n", Value: cty.NumberFloatVal(1.5)})},
+		{"output-one-raw-object", false, one(ViewRaw, outs[3])},
+		{"output-one-novalue", false, one(ViewJSON, outs[2])},
+	})
+	// -raw and -json NAME write to the unmasked stream, the list never.
+	var plain bytes.Buffer
+	v, out, _ := testView(false)
+	NewOutput(ViewRaw, v, &plain).Output(outs[1])
+	NewOutput(ViewJSON, v, &plain).Output(outs[1])
+	if out.Len() != 0 || plain.String() != "sk-secret\"sk-secret\"\n" {
+		t.Errorf("masked %q, plain %q", out, plain.String())
+	}
+}
+
+func TestInitView(t *testing.T) {
+	runViewCases(t, []viewCase{
+		{"init-failed", false, func(v *View) {
+			i := NewInit(v)
+			i.Probing("/srv/.roofline")
+			i.Engines([]InitEngine{{Name: "vllm", Installed: "vllm 0.16.0", Flags: 412}, {Name: "a-b", Err: errors.New("no such file")},
+				{Name: "a", Installed: "sglang 0.5.5", Pinned: "0.5.6"}})
+			i.LockChanged("vllm", "roofline.lock.hcl", "flags changed")
+			i.LockWritten("roofline.lock.hcl", []string{"  - engine.x: locked (vllm 0.16.0, 412 flags)", "  - engine.y: upgraded: x\n      + --new\n"})
+			i.GPUs("", 0, errors.New("NVML is not available"))
+			i.Done(true)
+		}},
+		{"init-ok", true, func(v *View) {
+			i := NewInit(v)
+			i.GPUs("snapshot gpus.json", 8, nil)
+			i.Done(false)
+		}},
+	})
+}
+
+func TestFmtView(t *testing.T) {
+	src := []byte("server \"a\" {\nport=1\n")
+	_, diags := hclsyntax.ParseConfig(src, "bad.hcl", hcl.InitialPos)
+	runViewCases(t, []viewCase{
+		{"fmt", false, func(v *View) {
+			f := NewFmt(v)
+			f.Changed("main.hcl")
+			f.Diff("main.hcl", "a=1\n", "a = 1\n")
+			f.Formatted([]byte("a = 1\n"))
+			f.SyntaxErrors("bad.hcl", src, diags)
+		}},
+	})
+}
+
+func TestPlanViews(t *testing.T) {
+	dir := t.TempDir()
+	if err := modeltest.Write(filepath.Join(dir, "qwen3-8b"), modeltest.Qwen3_8B); err != nil {
+		t.Fatal(err)
+	}
+	p := makePlan(t, dir, engines+batchServer, nil, nil)
+	src := []byte("server \"a\" {\n  port = 80000\n}\n")
+	files := map[string]*hcl.File{"main.hcl": {Bytes: src}}
+	rng := &hcl.Range{Filename: "main.hcl", Start: hcl.Pos{Line: 2, Column: 10, Byte: 22}, End: hcl.Pos{Line: 2, Column: 15, Byte: 27}}
+	diags := hcl.Diagnostics{
+		{Severity: hcl.DiagError, Summary: "Invalid port", Detail: "A port is 1 to 65535.", Subject: rng},
+		{Severity: hcl.DiagWarning, Summary: "Open server", Detail: "It binds every address."},
+	}
+	closing := func(vt ViewType) func(v *View) {
+		return func(v *View) {
+			pv := NewPlan(vt, v)
+			pv.Errors(false)
+			pv.Errors(true)
+			pv.ClusterErrors()
+			pv.Saved("tfplan", true)
+			pv.Saved("tfplan", false)
+			pv.NotSaved()
+		}
+	}
+	runViewCases(t, []viewCase{
+		{"plan-create", false, func(v *View) {
+			var b bytes.Buffer
+			tv := *v
+			tv.Out = &b
+			NewPlan(ViewHuman, &tv).Plan(p)
+			fmt.Fprint(v.Out, strings.ReplaceAll(b.String(), dir, "DIR"))
+		}},
+		{"plan-closing", false, closing(ViewHuman)},
+		{"plan-closing-json", false, closing(ViewJSON)},
+		{"plan-closing-markdown", false, closing(ViewMarkdown)},
+		{"plan-load-failed", false, func(v *View) { NewPlan(ViewHuman, v).LoadFailed(files, diags) }},
+		{"plan-load-failed-markdown", false, func(v *View) { NewPlan(ViewMarkdown, v).LoadFailed(files, diags) }},
+		{"plan-load-failed-compact", false, func(v *View) {
+			v.CompactWarnings = true
+			NewPlan(ViewHuman, v).LoadFailed(files, diags)
+		}},
+	})
+	// The stream's timestamps vary: check its shape.
+	v, out, _ := testView(false)
+	NewPlan(ViewJSON, v).LoadFailed(files, diags)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], `"type":"version"`) || !strings.Contains(lines[1], `"type":"diagnostic"`) {
+		t.Errorf("plan -json of a configuration that did not load:\n%s", out)
+	}
+	v, out, _ = testView(false)
+	NewPlan(ViewJSON, v).Plan(p)
+	if last := strings.Split(strings.TrimSpace(out.String()), "\n"); !strings.Contains(last[len(last)-1], `"type":"plan"`) {
+		t.Errorf("plan -json does not end with the plan:\n%s", out)
+	}
+	v, out, _ = testView(false)
+	NewPlan(ViewMarkdown, v).Plan(p)
+	if !strings.Contains(out.String(), "server.batch") {
+		t.Errorf("plan -format=markdown:\n%s", out)
+	}
 }

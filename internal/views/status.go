@@ -15,23 +15,23 @@ type StatusRow struct {
 	Name string `json:"name"`
 	// Instance is "old" or "new" while a rollout replaces the server (both
 	// run; the old one serves until the new one passed its gates).
-	Instance    string           `json:"instance,omitempty"`
-	Engine      string           `json:"engine"`
-	EngineKind  string           `json:"engine_kind"`
-	Version     string           `json:"engine_version"`
-	Model       string           `json:"model"`
-	ServedName  string           `json:"served_name"`
-	Port        int              `json:"port"`
-	BackendPort int              `json:"backend_port,omitempty"`
-	GPUs        []int            `json:"gpus"`
-	PID         int              `json:"pid"`
-	Status      string           `json:"status"`
-	Running     bool             `json:"running"`
-	Healthy     *bool            `json:"healthy"`
-	Detail      string           `json:"detail,omitempty"`
-	UptimeSec   float64          `json:"uptime_seconds,omitempty"`
-	Measured    *state.Footprint `json:"measured,omitempty"`
-	Predicted   *state.Footprint `json:"predicted,omitempty"`
+	Instance    string     `json:"instance,omitempty"`
+	Engine      string     `json:"engine"`
+	EngineKind  string     `json:"engine_kind"`
+	Version     string     `json:"engine_version"`
+	Model       string     `json:"model"`
+	ServedName  string     `json:"served_name"`
+	Port        int        `json:"port"`
+	BackendPort int        `json:"backend_port,omitempty"`
+	GPUs        []int      `json:"gpus"`
+	PID         int        `json:"pid"`
+	Status      string     `json:"status"`
+	Running     bool       `json:"running"`
+	Healthy     *bool      `json:"healthy"`
+	Detail      string     `json:"detail,omitempty"`
+	UptimeSec   float64    `json:"uptime_seconds,omitempty"`
+	Measured    *Footprint `json:"measured,omitempty"`
+	Predicted   *Footprint `json:"predicted,omitempty"`
 	// Prediction is how plan predicted this start's memory: "measured",
 	// "estimated" or "uncalibrated" (from the state directory's calibrations).
 	Prediction string `json:"prediction,omitempty"`
@@ -40,6 +40,23 @@ type StatusRow struct {
 	// NVML reports it (0 when the inventory lists none of them).
 	GPUMemoryBytes uint64 `json:"gpu_memory_bytes"`
 	LogPath        string `json:"log_path"`
+}
+
+// Footprint is a server's GPU memory in status -json: measured from its log
+// at the last start, or predicted by plan.
+type Footprint struct {
+	WeightsGiB     float64 `json:"weights_gib"`
+	KVCacheGiB     float64 `json:"kv_cache_gib"`
+	KVTokens       int64   `json:"kv_tokens"`
+	MaxConcurrency float64 `json:"max_concurrency"`
+}
+
+// FootprintOf converts the state's record of a footprint (nil: none).
+func FootprintOf(f *state.Footprint) *Footprint {
+	if f == nil {
+		return nil
+	}
+	return &Footprint{WeightsGiB: f.WeightsGiB, KVCacheGiB: f.KVCacheGiB, KVTokens: f.KVTokens, MaxConcurrency: f.MaxConcurrency}
 }
 
 // Unhealthy: gone, failed, or failing its health check.
