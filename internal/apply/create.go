@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/roofline/roofline/internal/driver"
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/proxy"
@@ -168,11 +169,11 @@ func (a *Applier) launch(ctx context.Context, r *rollout) error {
 	if env == nil {
 		env = map[string]string{}
 	}
-	if r.key != "" && d.Engine.Kind == "vllm" {
+	if k := engine.Lookup(d.Engine.Kind); k != nil && r.key != "" && k.APIKeyEnv != "" {
 		// vLLM reads its key from the environment: never on the command
 		// line, where every local user can read it. The state's Env does
 		// not hold it.
-		env["VLLM_API_KEY"] = r.key
+		env[k.APIKeyEnv] = r.key
 	}
 	a.mu.Lock()
 	lineage := a.st.Lineage
