@@ -20,17 +20,24 @@ const module = "github.com/roofline/roofline/"
 var allowed = map[string][]string{
 	"cmd/roofline":             {"internal/cli"},
 	"internal/cli":             {"*"},
-	"internal/config":          {"internal/suggest", "internal/version"},
+	"internal/config":          {"internal/suggest", "internal/version", "internal/engine/kinds"},
 	"internal/engine":          {"internal/config", "internal/engine/refdata", "internal/suggest"},
+	"internal/vram":            {"internal/engine/kinds"},
 	"internal/plan":            {"internal/config", "internal/engine", "internal/gpu", "internal/model", "internal/vram", "internal/vram/fromodel", "internal/state", "internal/journal", "internal/diagfmt", "internal/textdiff", "internal/version", "internal/jsonplan"},
-	"internal/apply":           {"internal/plan", "internal/driver", "internal/state", "internal/proxy", "internal/proxy/launch", "internal/engine/logdiag"},
+	"internal/apply":           {"internal/plan", "internal/driver", "internal/state", "internal/proxy", "internal/proxy/launch", "internal/engine", "internal/engine/logdiag"},
 	"internal/proxy/launch":    {"internal/driver", "internal/proxy", "internal/state"},
-	"internal/gate":            {"internal/config", "internal/journal"},
+	"internal/gate":            {"internal/config", "internal/journal", "internal/engine", "internal/engine/kinds"},
+	"internal/gate/gatetest":   {"internal/engine/kinds"},
+	"internal/proxy":           {"internal/engine"},
 	"internal/enginelock":      {"internal/config", "internal/engine"},
+<<<<<<< HEAD
+	"internal/views":           {"internal/plan", "internal/jsonplan", "internal/diagfmt", "internal/version", "internal/state", "internal/journal", "internal/gpu", "internal/model", "internal/vram", "internal/engine", "internal/engine/logdiag"},
+=======
 	"internal/views":           {"internal/plan", "internal/jsonplan", "internal/diagfmt", "internal/version", "internal/state", "internal/journal", "internal/gpu", "internal/model", "internal/vram", "internal/engine/logdiag", "internal/textdiff"},
+>>>>>>> main
 	"internal/snapshot":        {"internal/config", "internal/engine", "internal/gpu", "internal/journal", "internal/model", "internal/plan", "internal/state", "internal/version", "internal/vram"},
 	"internal/agent":           {"internal/state", "internal/journal", "internal/engine/logdiag"},
-	"internal/rehearsal":       {"internal/engine", "internal/engine/refdata", "internal/model", "internal/vram", "internal/vram/fromodel", "internal/gpu"},
+	"internal/rehearsal":       {"internal/engine", "internal/engine/kinds", "internal/engine/refdata", "internal/model", "internal/vram", "internal/vram/fromodel", "internal/gpu"},
 	"internal/state":           {"internal/version"},
 	"internal/driver":          {"internal/state"},
 	"internal/driver/process":  {"internal/driver", "internal/state"},
