@@ -27,7 +27,7 @@ var allowed = map[string][]string{
 	"internal/proxy/launch":    {"internal/driver", "internal/proxy", "internal/state"},
 	"internal/gate":            {"internal/config", "internal/journal"},
 	"internal/enginelock":      {"internal/config", "internal/engine"},
-	"internal/views":           {"internal/plan", "internal/jsonplan", "internal/diagfmt", "internal/version", "internal/state", "internal/journal", "internal/gpu", "internal/model", "internal/vram", "internal/engine/logdiag"},
+	"internal/views":           {"internal/plan", "internal/jsonplan", "internal/diagfmt", "internal/version", "internal/state", "internal/journal", "internal/gpu", "internal/model", "internal/vram", "internal/engine/logdiag", "internal/textdiff"},
 	"internal/snapshot":        {"internal/config", "internal/engine", "internal/gpu", "internal/journal", "internal/model", "internal/plan", "internal/state", "internal/version", "internal/vram"},
 	"internal/agent":           {"internal/state", "internal/journal", "internal/engine/logdiag"},
 	"internal/rehearsal":       {"internal/engine", "internal/engine/refdata", "internal/model", "internal/vram", "internal/vram/fromodel", "internal/gpu"},

@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/fsx"
-	"github.com/roofline/roofline/internal/textdiff"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
@@ -101,6 +101,7 @@ func runFmt(m *Meta, args []string) int {
 	}
 	sort.Strings(files)
 
+	view := views.NewFmt(m.view())
 	changed, failed := 0, false
 	for _, f := range files {
 		src, err := os.ReadFile(f)
@@ -112,8 +113,7 @@ func runFmt(m *Meta, args []string) int {
 		// hclwrite formats even invalid input; check syntax first so fmt never
 		// rewrites a file it does not understand.
 		if _, diags := hclsyntax.ParseConfig(src, f, hcl.InitialPos); diags.HasErrors() {
-			w := hcl.NewDiagnosticTextWriter(m.Err, map[string]*hcl.File{f: {Bytes: src}}, 100, m.Color)
-			_ = w.WriteDiagnostics(diags)
+			view.SyntaxErrors(f, src, diags)
 			failed = true
 			continue
 		}
@@ -123,10 +123,10 @@ func runFmt(m *Meta, args []string) int {
 		}
 		changed++
 		if *list {
-			fmt.Fprintln(m.Out, f)
+			view.Changed(f)
 		}
 		if *diff {
-			fmt.Fprint(m.Out, textdiff.Unified(f, f, string(src), string(out)))
+			view.Diff(f, string(src), string(out))
 		}
 		if *write {
 			info, _ := os.Stat(f)
@@ -159,16 +159,15 @@ func fmtStdin(m *Meta, check, diff bool) int {
 		return ExitError
 	}
 	if _, diags := hclsyntax.ParseConfig(src, "<stdin>", hcl.InitialPos); diags.HasErrors() {
-		w := hcl.NewDiagnosticTextWriter(m.Err, map[string]*hcl.File{"<stdin>": {Bytes: src}}, 100, m.Color)
-		_ = w.WriteDiagnostics(diags)
+		views.NewFmt(m.view()).SyntaxErrors("<stdin>", src, diags)
 		return ExitError
 	}
 	out := hclwrite.Format(src)
 	switch {
 	case diff:
-		fmt.Fprint(m.Out, textdiff.Unified("<stdin>", "<stdin>", string(src), string(out)))
+		views.NewFmt(m.view()).Diff("<stdin>", string(src), string(out))
 	case !check:
-		_, _ = m.Out.Write(out)
+		views.NewFmt(m.view()).Formatted(out)
 	}
 	if check && !bytes.Equal(src, out) {
 		return ExitFmt

@@ -2,17 +2,17 @@ package cli
 
 import (
 	"context"
-	"strings"
 
 	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/enginelock"
 	"github.com/roofline/roofline/internal/fsx"
-	"os"
-	"path/filepath"
-	"sort"
-	"sync"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
@@ -58,10 +58,11 @@ func runInit(m *Meta, args []string) int {
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return ExitError
 	}
-	fmt.Fprintf(m.Out, "State directory: %s\n\nProbing engines...\n", b.stateDir)
+	view := views.NewInit(m.view())
+	view.Probing(b.stateDir)
 	p := prober{self: b.self, cacheDir: filepath.Join(b.stateDir, "probes"), refresh: true}
 	names := cfg.EngineNames()
-	lines := make([]string, len(names))
+	found := make([]views.InitEngine, len(names))
 	failed := false
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -72,47 +73,42 @@ func runInit(m *Meta, args []string) int {
 			defer wg.Done()
 			e := cfg.Engines[name]
 			inst, err := p.Probe(context.Background(), e)
-			var line string
+			f := views.InitEngine{Name: name, Err: err}
 			switch {
 			case err != nil:
-				line = fmt.Sprintf("  - engine.%s: %v", name, err)
 				mu.Lock()
 				failed = true
 				mu.Unlock()
 			case engine.CheckVersion(e, inst).HasErrors():
 				// The same rule as plan's: 0.16.0 pins 0.16.0+cu129 too.
-				line = fmt.Sprintf("  - engine.%s: %s installed, but the configuration pins %s (plan will refuse it)", name, inst.Name(), e.Version)
+				f.Installed, f.Pinned = inst.Name(), e.Version
 				mu.Lock()
 				failed = true
 				mu.Unlock()
 			default:
-				line = fmt.Sprintf("  - engine.%s: %s, %d flags", name, inst.Name(), len(inst.Flags.Flags))
+				f.Installed, f.Flags = inst.Name(), len(inst.Flags.Flags)
 				mu.Lock()
 				probed[name] = inst
 				mu.Unlock()
 			}
-			lines[i] = line
+			found[i] = f
 		}()
 	}
 	wg.Wait()
-	sort.Strings(lines)
-	for _, l := range lines {
-		fmt.Fprintln(m.Out, l)
-	}
+	view.Engines(found)
 	if !writeLock(m, cfg, probed, *upgrade) {
 		failed = true
 	}
 	snap, err := b.inventory(*inventory).Snapshot(context.Background())
 	if err != nil {
-		fmt.Fprintf(m.Out, "\nGPUs: %v\n", err)
+		view.GPUs("", 0, err)
 	} else {
-		fmt.Fprintf(m.Out, "\nGPUs (%s): %d\n", snap.Source, len(snap.GPUs))
+		view.GPUs(snap.Source, len(snap.GPUs), nil)
 	}
+	view.Done(failed)
 	if failed {
-		fmt.Fprint(m.Err, m.colorize("\n[red][bold]roofline init found problems[reset]; fix them before roofline plan.\n"))
 		return ExitError
 	}
-	fmt.Fprint(m.Out, m.colorize("\n[green][bold]roofline has been successfully initialized![reset]\n\nRun \"roofline plan\" to see what apply would do.\n"))
 	return ExitOK
 }
 
@@ -146,7 +142,7 @@ func writeLock(m *Meta, cfg *config.Config, probed map[string]*engine.Installed,
 			notes = append(notes, fmt.Sprintf("  - engine.%s: upgraded: %s\n%s", name, enginelock.Diff(old, now), flagDiffText(old.Flags, now.Flags)))
 			lock.Set(now)
 		default:
-			fmt.Fprintf(m.Err, "\nError: engine.%s changed since %s was written: %s. Run roofline init -upgrade to record it, and review the flag diff it prints.\n", name, config.LockFileName, enginelock.Diff(old, now))
+			views.NewInit(m.view()).LockChanged(name, config.LockFileName, enginelock.Diff(old, now))
 			ok = false
 		}
 	}
@@ -155,9 +151,6 @@ func writeLock(m *Meta, cfg *config.Config, probed map[string]*engine.Installed,
 		fmt.Fprintf(m.Err, "Error: writing %s: %v\n", config.LockFileName, err)
 		return false
 	}
-	fmt.Fprintf(m.Out, "\nEngine lock file: %s\n", config.LockFileName)
-	for _, n := range notes {
-		fmt.Fprintln(m.Out, strings.TrimRight(n, "\n"))
-	}
+	views.NewInit(m.view()).LockWritten(config.LockFileName, notes)
 	return ok
 }

@@ -1,15 +1,10 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"strings"
 
-	"github.com/hashicorp/hcl/v2/hclwrite"
-	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/suggest"
-	"github.com/zclconf/go-cty/cty"
-	ctyjson "github.com/zclconf/go-cty/cty/json"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
@@ -58,106 +53,34 @@ func runOutput(m *Meta, args []string) int {
 	if !ok {
 		return ExitError
 	}
+	vt := views.TypeOf(*jsonOut)
+	if *raw {
+		vt = views.ViewRaw
+	}
+	plain := m.plainOut
+	if plain == nil {
+		plain = m.Out
+	}
+	view := views.NewOutput(vt, m.view(), plain)
+	ok = true
 	if fs.NArg() == 1 {
 		name := fs.Arg(0)
-		o, ok := cfg.Outputs[name]
-		if !ok {
+		o, found := cfg.Outputs[name]
+		if !found {
 			fmt.Fprintf(m.Err, "Error: Output %q not found\n\nThe configuration has no output block named %q.%s\n", name, name, suggest.DidYouMean(name, cfg.OutputNames()))
 			return ExitError
 		}
-		return printOutput(m, o, *jsonOut, *raw)
-	}
-	if *jsonOut {
-		out := map[string]any{}
+		ok = view.Output(views.OutputValue{Name: o.Name, Value: o.Value, Sensitive: o.Sensitive})
+	} else {
+		var outs []views.OutputValue
 		for _, n := range cfg.OutputNames() {
 			o := cfg.Outputs[n]
-			if o.Value == cty.NilVal {
-				continue
-			}
-			val, ty, err := outputJSON(o.Value)
-			if err != nil {
-				fmt.Fprintf(m.Err, "Error: output %s: %v\n", n, err)
-				return ExitError
-			}
-			out[n] = map[string]any{"sensitive": o.Sensitive, "type": ty, "value": val}
+			outs = append(outs, views.OutputValue{Name: n, Value: o.Value, Sensitive: o.Sensitive})
 		}
-		b, _ := json.MarshalIndent(out, "", "  ")
-		fmt.Fprintln(m.Out, string(b))
-		return ExitOK
+		ok = view.Outputs(outs)
 	}
-	if len(cfg.Outputs) == 0 {
-		fmt.Fprintln(m.Err, "Warning: No outputs found\n\nThe configuration has no output blocks. Declare one, such as:\n  output \"qwen3_base_url\" {\n    value = server.qwen3.base_url\n  }")
-		return ExitOK
-	}
-	for _, n := range cfg.OutputNames() {
-		o := cfg.Outputs[n]
-		switch {
-		case o.Value == cty.NilVal:
-			continue
-		case o.Sensitive:
-			fmt.Fprintf(m.Out, "%s = (sensitive value)\n", n)
-		default:
-			fmt.Fprintf(m.Out, "%s = %s\n", n, hclValue(o.Value))
-		}
-	}
-	return ExitOK
-}
-
-func printOutput(m *Meta, o *config.Output, jsonOut, raw bool) int {
-	v := o.Value
-	if v == cty.NilVal {
-		fmt.Fprintf(m.Err, "Error: output %s has no value\n", o.Name)
+	if !ok {
 		return ExitError
 	}
-	// Asked by name with -raw or -json: the value itself, even a sensitive
-	// one (as terraform output), so unmasked.
-	out := m.Out
-	if (raw || jsonOut) && m.plainOut != nil {
-		out = m.plainOut
-	}
-	switch {
-	case raw:
-		switch v.Type() {
-		case cty.String:
-			fmt.Fprint(out, v.AsString())
-		case cty.Number:
-			fmt.Fprint(out, v.AsBigFloat().Text('f', -1))
-		case cty.Bool:
-			fmt.Fprint(out, v.True())
-		default:
-			fmt.Fprintf(m.Err, "Error: Unsupported value for raw output\n\nOutput %q is %s; -raw prints only strings, numbers and bools. Use -json.\n", o.Name, v.Type().FriendlyName())
-			return ExitError
-		}
-	case jsonOut:
-		val, _, err := outputJSON(v)
-		if err != nil {
-			fmt.Fprintf(m.Err, "Error: output %s: %v\n", o.Name, err)
-			return ExitError
-		}
-		b, _ := json.MarshalIndent(val, "", "  ")
-		fmt.Fprintln(out, string(b))
-	default:
-		fmt.Fprintln(m.Out, hclValue(v))
-	}
 	return ExitOK
-}
-
-// outputJSON returns a value and its type as JSON, as terraform output
-// -json writes them.
-func outputJSON(v cty.Value) (json.RawMessage, json.RawMessage, error) {
-	val, err := ctyjson.Marshal(v, v.Type())
-	if err != nil {
-		return nil, nil, err
-	}
-	ty, err := ctyjson.MarshalType(v.Type())
-	if err != nil {
-		return nil, nil, err
-	}
-	return val, ty, nil
-}
-
-// hclValue renders a value as HCL, formatted.
-func hclValue(v cty.Value) string {
-	toks := hclwrite.TokensForValue(v)
-	return strings.TrimSpace(string(hclwrite.Format(toks.Bytes())))
 }

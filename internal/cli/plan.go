@@ -13,7 +13,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
-	"github.com/roofline/roofline/internal/diagfmt"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/portcheck"
 	"github.com/roofline/roofline/internal/state"
@@ -286,6 +285,11 @@ func runPlan(m *Meta, args []string) int {
 	case o.refreshOnly:
 		mode = plan.ModeRefreshOnly
 	}
+	vt := views.TypeOf(o.json)
+	if o.format == "markdown" {
+		vt = views.ViewMarkdown
+	}
+	view := views.NewPlan(vt, m.view())
 	var loadDiags hcl.Diagnostics
 	m.diagSink = &loadDiags
 	p, b, _, unlock, ok := makePlan(m, &o, mode, "plan")
@@ -293,55 +297,28 @@ func runPlan(m *Meta, args []string) int {
 	if !ok {
 		// The configuration did not load (or the state is locked): its
 		// diagnostics are still the answer, as JSON under -json.
-		if o.json && len(loadDiags) > 0 {
-			s := views.NewStream(m.Out)
-			s.Version()
-			s.Diagnostics(diagfmt.JSON(m.diagFiles, loadDiags))
-		} else {
-			printDiagsSplit(m, m.diagFiles, loadDiags)
-		}
+		view.LoadFailed(m.diagFiles, loadDiags)
 		return ExitError
 	}
 	defer unlock()
-	j := p.ToJSON()
+	view.Plan(p)
 	clusterChanges := false
-	switch {
-	case o.json:
-		views.PlanStream(views.NewStream(m.Out), j)
-	case o.format == "markdown":
-		views.PlanMarkdown(m.Out, j)
-		errs, _ := views.Split(p.Diagnostics)
-		views.WriteDiagnostics(m.Err, p.Files, errs, m.Color)
-	default:
-		errs, warns := views.Split(p.Diagnostics)
-		views.WriteDiagnostics(m.Err, p.Files, errs, m.Color)
-		if !p.HasErrors() {
-			plan.RenderHuman(m.Out, j, m.colorize)
+	// Servers on Kubernetes clusters are planned against their cluster
+	// (kube.go); the JSON and markdown views cover the host's servers.
+	// A plan from a host snapshot (-snapshot) has no backend: it covers
+	// the host only.
+	if vt == views.ViewHuman && mode != plan.ModeRefreshOnly && b != nil {
+		runs, ok := planClusters(m, b.full, mode == plan.ModeDestroy)
+		if !ok {
+			view.ClusterErrors()
+			return ExitError
 		}
-		views.WriteWarnings(m.Out, p.Files, warns, m.CompactWarnings, m.Color)
-		// Servers on Kubernetes clusters are planned against their cluster
-		// (kube.go); the JSON and markdown views cover the host's servers.
-		// A plan from a host snapshot (-snapshot) has no backend: it covers
-		// the host only.
-		if mode != plan.ModeRefreshOnly && b != nil {
-			runs, ok := planClusters(m, b.full, mode == plan.ModeDestroy)
-			if !ok {
-				fmt.Fprintln(m.Err, "\nThe cluster plan has errors: fix them and run roofline plan again. Nothing was changed.")
-				return ExitError
-			}
-			for _, r := range runs {
-				clusterChanges = clusterChanges || r.plan.HasChanges()
-			}
+		for _, r := range runs {
+			clusterChanges = clusterChanges || r.plan.HasChanges()
 		}
 	}
 	if p.HasErrors() {
-		if !o.json && o.format != "markdown" {
-			if m.InAutomation {
-				fmt.Fprintln(m.Err, "\nThe plan has errors. Nothing was changed.")
-			} else {
-				fmt.Fprintln(m.Err, "\nThe plan has errors: fix them and run roofline plan again. Nothing was changed.")
-			}
-		}
+		view.Errors(m.InAutomation)
 		return ExitError
 	}
 	if o.out != "" {
@@ -353,14 +330,9 @@ func runPlan(m *Meta, args []string) int {
 			fmt.Fprintf(m.Err, "Error: saving the plan: %v\n", err)
 			return ExitError
 		}
-		if !o.json && o.format != "markdown" {
-			fmt.Fprintf(m.Out, "\nSaved the plan to: %s\n", o.out)
-			if !m.InAutomation && !p.Review {
-				fmt.Fprintf(m.Out, "\nTo perform exactly these actions, run:\n    roofline apply %s\n", o.out)
-			}
-		}
-	} else if !o.json && o.format != "markdown" && p.HasChanges() && !m.InAutomation && !p.Review {
-		fmt.Fprintln(m.Out, "\nNote: you didn't use the -out option to save this plan, so roofline can't guarantee to take exactly these actions if you run \"roofline apply\" now.")
+		view.Saved(o.out, !m.InAutomation && !p.Review)
+	} else if p.HasChanges() && !m.InAutomation && !p.Review {
+		view.NotSaved()
 	}
 	if code, failed := failOnPolicy(m, o.failOn, p); failed {
 		return code
@@ -374,9 +346,7 @@ func runPlan(m *Meta, args []string) int {
 
 // printDiagsSplit prints errors to stderr and warnings to stdout.
 func printDiagsSplit(m *Meta, files map[string]*hcl.File, diags hcl.Diagnostics) {
-	errs, warns := views.Split(diags)
-	views.WriteDiagnostics(m.Err, files, errs, m.Color)
-	views.WriteWarnings(m.Out, files, warns, m.CompactWarnings, m.Color)
+	m.view().DiagnosticsSplit(files, diags)
 }
 
 // portChecker is the live port check. One plan reads the host's listening

@@ -2,12 +2,15 @@ package views
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/gpu/gputest"
@@ -18,6 +21,7 @@ import (
 	"github.com/roofline/roofline/internal/state/statetest"
 	"github.com/roofline/roofline/internal/vram"
 	"github.com/roofline/roofline/internal/vram/fromodel"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // testView returns a view writing into two buffers.
@@ -255,4 +259,135 @@ func TestDiagnoseViews(t *testing.T) {
 		{"diagnose.json", false, func(v *View) { NewDiagnose(ViewJSON, v).Diagnosis(d, "/s/logs/qwen.log") }},
 		{"diagnose-none.json", false, func(v *View) { NewDiagnose(ViewJSON, v).Diagnosis(none, "-") }},
 	})
+}
+
+func TestOutputViews(t *testing.T) {
+	outs := []OutputValue{
+		{Name: "base_url", Value: cty.StringVal("http://127.0.0.1:8000/v1")},
+		{Name: "key", Value: cty.StringVal("sk-secret"), Sensitive: true},
+		{Name: "none"},
+		{Name: "ports", Value: cty.ObjectVal(map[string]cty.Value{"web": cty.NumberIntVal(8000), "batch": cty.NumberIntVal(8001)})},
+	}
+	one := func(vt ViewType, o OutputValue) func(v *View) {
+		return func(v *View) {
+			if !NewOutput(vt, v, v.Out).Output(o) {
+				fmt.Fprintln(v.Out, "(failed)")
+			}
+		}
+	}
+	runViewCases(t, []viewCase{
+		{"output-list", false, func(v *View) { NewOutput(ViewHuman, v, nil).Outputs(outs) }},
+		{"output-list-empty", false, func(v *View) { NewOutput(ViewHuman, v, nil).Outputs(nil) }},
+		{"output-list.json", false, func(v *View) { NewOutput(ViewJSON, v, nil).Outputs(outs) }},
+		{"output-one-sensitive", false, one(ViewHuman, outs[1])},
+		{"output-one-object", false, one(ViewHuman, outs[3])},
+		{"output-one-object.json", false, one(ViewJSON, outs[3])},
+		{"output-one-raw", false, one(ViewRaw, outs[0])},
+		{"output-one-raw-number", false, one(ViewRaw, OutputValue{Name: "n", Value: cty.NumberFloatVal(1.5)})},
+		{"output-one-raw-object", false, one(ViewRaw, outs[3])},
+		{"output-one-novalue", false, one(ViewJSON, outs[2])},
+	})
+	// -raw and -json NAME write to the unmasked stream, the list never.
+	var plain bytes.Buffer
+	v, out, _ := testView(false)
+	NewOutput(ViewRaw, v, &plain).Output(outs[1])
+	NewOutput(ViewJSON, v, &plain).Output(outs[1])
+	if out.Len() != 0 || plain.String() != "sk-secret\"sk-secret\"\n" {
+		t.Errorf("masked %q, plain %q", out, plain.String())
+	}
+}
+
+func TestInitView(t *testing.T) {
+	runViewCases(t, []viewCase{
+		{"init-failed", false, func(v *View) {
+			i := NewInit(v)
+			i.Probing("/srv/.roofline")
+			i.Engines([]InitEngine{{Name: "vllm", Installed: "vllm 0.16.0", Flags: 412}, {Name: "a-b", Err: errors.New("no such file")},
+				{Name: "a", Installed: "sglang 0.5.5", Pinned: "0.5.6"}})
+			i.LockChanged("vllm", "roofline.lock.hcl", "flags changed")
+			i.LockWritten("roofline.lock.hcl", []string{"  - engine.x: locked (vllm 0.16.0, 412 flags)", "  - engine.y: upgraded: x\n      + --new\n"})
+			i.GPUs("", 0, errors.New("NVML is not available"))
+			i.Done(true)
+		}},
+		{"init-ok", true, func(v *View) {
+			i := NewInit(v)
+			i.GPUs("snapshot gpus.json", 8, nil)
+			i.Done(false)
+		}},
+	})
+}
+
+func TestFmtView(t *testing.T) {
+	src := []byte("server \"a\" {\nport=1\n")
+	_, diags := hclsyntax.ParseConfig(src, "bad.hcl", hcl.InitialPos)
+	runViewCases(t, []viewCase{
+		{"fmt", false, func(v *View) {
+			f := NewFmt(v)
+			f.Changed("main.hcl")
+			f.Diff("main.hcl", "a=1\n", "a = 1\n")
+			f.Formatted([]byte("a = 1\n"))
+			f.SyntaxErrors("bad.hcl", src, diags)
+		}},
+	})
+}
+
+func TestPlanViews(t *testing.T) {
+	dir := t.TempDir()
+	if err := modeltest.Write(filepath.Join(dir, "qwen3-8b"), modeltest.Qwen3_8B); err != nil {
+		t.Fatal(err)
+	}
+	p := makePlan(t, dir, engines+batchServer, nil, nil)
+	src := []byte("server \"a\" {\n  port = 80000\n}\n")
+	files := map[string]*hcl.File{"main.hcl": {Bytes: src}}
+	rng := &hcl.Range{Filename: "main.hcl", Start: hcl.Pos{Line: 2, Column: 10, Byte: 22}, End: hcl.Pos{Line: 2, Column: 15, Byte: 27}}
+	diags := hcl.Diagnostics{
+		{Severity: hcl.DiagError, Summary: "Invalid port", Detail: "A port is 1 to 65535.", Subject: rng},
+		{Severity: hcl.DiagWarning, Summary: "Open server", Detail: "It binds every address."},
+	}
+	closing := func(vt ViewType) func(v *View) {
+		return func(v *View) {
+			pv := NewPlan(vt, v)
+			pv.Errors(false)
+			pv.Errors(true)
+			pv.ClusterErrors()
+			pv.Saved("tfplan", true)
+			pv.Saved("tfplan", false)
+			pv.NotSaved()
+		}
+	}
+	runViewCases(t, []viewCase{
+		{"plan-create", false, func(v *View) {
+			var b bytes.Buffer
+			tv := *v
+			tv.Out = &b
+			NewPlan(ViewHuman, &tv).Plan(p)
+			fmt.Fprint(v.Out, strings.ReplaceAll(b.String(), dir, "DIR"))
+		}},
+		{"plan-closing", false, closing(ViewHuman)},
+		{"plan-closing-json", false, closing(ViewJSON)},
+		{"plan-closing-markdown", false, closing(ViewMarkdown)},
+		{"plan-load-failed", false, func(v *View) { NewPlan(ViewHuman, v).LoadFailed(files, diags) }},
+		{"plan-load-failed-markdown", false, func(v *View) { NewPlan(ViewMarkdown, v).LoadFailed(files, diags) }},
+		{"plan-load-failed-compact", false, func(v *View) {
+			v.CompactWarnings = true
+			NewPlan(ViewHuman, v).LoadFailed(files, diags)
+		}},
+	})
+	// The stream's timestamps vary: check its shape.
+	v, out, _ := testView(false)
+	NewPlan(ViewJSON, v).LoadFailed(files, diags)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], `"type":"version"`) || !strings.Contains(lines[1], `"type":"diagnostic"`) {
+		t.Errorf("plan -json of a configuration that did not load:\n%s", out)
+	}
+	v, out, _ = testView(false)
+	NewPlan(ViewJSON, v).Plan(p)
+	if last := strings.Split(strings.TrimSpace(out.String()), "\n"); !strings.Contains(last[len(last)-1], `"type":"plan"`) {
+		t.Errorf("plan -json does not end with the plan:\n%s", out)
+	}
+	v, out, _ = testView(false)
+	NewPlan(ViewMarkdown, v).Plan(p)
+	if !strings.Contains(out.String(), "server.batch") {
+		t.Errorf("plan -format=markdown:\n%s", out)
+	}
 }

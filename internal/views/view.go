@@ -15,6 +15,8 @@ const (
 	ViewJSON
 	// ViewMarkdown: a plan for a pull request comment (plan, show).
 	ViewMarkdown
+	// ViewRaw: a value as it is, for shell scripts (output -raw).
+	ViewRaw
 )
 
 // TypeOf is ViewJSON when a command's -json flag is set.
