@@ -409,6 +409,17 @@ func desiredOf(p *plan.Plan, name string) *plan.Desired {
 	return nil
 }
 
+// changeOf is the change of server name in p, by its name or, for a
+// rename, its previous one; nil when p does not cover it.
+func changeOf(p *plan.Plan, name string) *plan.Change {
+	for _, c := range p.Changes {
+		if c.Name == name || c.PreviousName == name {
+			return c
+		}
+	}
+	return nil
+}
+
 // drainLimit is the drain_timeout of server name in p, or the default.
 func drainLimit(p *plan.Plan, name string) time.Duration {
 	for _, c := range p.Changes {
@@ -437,13 +448,27 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 		addr := s.Addr()
 		if s.Deposed.Status == state.StatusKept {
 			// A previous instance kept for rollback: stopped once its
-			// window ended (or the server goes), else left alone.
-			if plan.KeptExpired(s, desiredOf(p, name), a.now()) {
+			// window ended (or the server goes), else left alone. A server
+			// the plan does not cover (-target, refresh-only) keeps it:
+			// only a plan that has the server decides its window.
+			c := changeOf(p, name)
+			if c == nil {
+				continue
+			}
+			// Gone only when seen gone: one that cannot be observed is
+			// never forgotten.
+			obs, rerr := a.Drivers.Read(ctx, s.Deposed.Instance)
+			gone := rerr == nil && !obs.Alive
+			if gone || plan.KeptExpired(s, c.After, a.now()) {
 				if err := a.Drivers.Stop(ctx, s.Deposed.Instance, a.StopGrace); err != nil {
 					errs = errors.Join(errs, &ServerError{Addr: addr, Phase: "stop", Err: fmt.Errorf("the previous instance (pid %d): %w", s.Deposed.PID, err)})
 					continue
 				}
-				a.note(addr, "The rollback window ended: the previous instance (pid %d) stopped", s.Deposed.PID)
+				if gone {
+					a.note(addr, "The previous instance kept for rollback (pid %d) is gone: forgotten", s.Deposed.PID)
+				} else {
+					a.note(addr, "The rollback window ended: the previous instance (pid %d) stopped", s.Deposed.PID)
+				}
 				errs = errors.Join(errs, a.update(func(st *state.File) { st.Servers[name].Deposed = nil }))
 			}
 			continue
@@ -593,6 +618,13 @@ func (a *Applier) destroy(ctx context.Context, c *plan.Change) error {
 	if hasProc(s) {
 		if err := a.Drivers.Stop(ctx, s.Instance, a.StopGrace); err != nil {
 			return &ServerError{Addr: c.Addr, Phase: "stop", Err: err}
+		}
+	}
+	if dep := s.Deposed; dep != nil && hasProc(dep) {
+		// A previous instance kept for rollback holds GPU memory too: it
+		// goes with the server, never forgotten while it runs.
+		if err := a.Drivers.Stop(ctx, dep.Instance, a.StopGrace); err != nil {
+			return &ServerError{Addr: c.Addr, Phase: "stop", Err: fmt.Errorf("the kept previous instance (pid %d): %w", dep.PID, err)}
 		}
 	}
 	keepProxy := c.Action == plan.DeleteThenCreate && c.After != nil && c.After.Proxy && s.Proxy != nil
@@ -757,7 +789,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 		GPUs: d.GPUs, Host: d.Host, Port: d.Port, Image: d.Image,
 		Instance: state.Instance{Driver: d.Driver, LogPath: logPath, LaunchID: driver.NewLaunchID()},
 		Status:   state.StatusStarting, CreatedAt: a.now().UTC(),
-		ConfigHash: d.ConfigHash, GateHash: d.GateHash, Predicted: d.Predicted,
+		ConfigHash: d.ConfigHash, GateHash: d.GateHash, Predicted: d.Predicted, ClaimBytes: d.ClaimBytes,
 	}
 	if key != "" {
 		prev := ""

@@ -419,3 +419,83 @@ func TestReadKeyFile(t *testing.T) {
 		}
 	}
 }
+
+// keptServer is a server that switched to a new instance and keeps the
+// previous one for rollback (keep_previous), ready since readyAt.
+func keptServer(d *fakeDriver, name string, port int, readyAt time.Time) *state.Server {
+	prev := oldServer(d, name, "m"+name, port)
+	prev.Status = state.StatusKept
+	cur := oldServer(d, name, "m"+name, port)
+	cur.ReadyAt = readyAt
+	cur.Deposed = prev
+	return cur
+}
+
+// apply -target=a (or any plan without an entry for server b) leaves b's
+// kept instance alone: only a plan that has b decides b's rollback window.
+func TestUntargetedKeptInstancesStay(t *testing.T) {
+	d := newFakeDriver()
+	a, _ := newApplier(t, d, &fakeGates{})
+	now := time.Now()
+	a.Now = func() time.Time { return now }
+	prior := state.NewFile()
+	ka := keptServer(d, "a", 8001, now.Add(-time.Hour)) // its window (10m) ended
+	kb := keptServer(d, "b", 8002, now.Add(-time.Hour)) // not in the plan
+	prior.Set(ka)
+	prior.Set(kb)
+	da := desired("a", "ma", 8001)
+	da.KeepPrevious = 10 * time.Minute
+	p := &plan.Plan{Targets: []string{"a"}, Changes: []*plan.Change{
+		{Addr: "server.a", Name: "a", Action: plan.Update, Before: ka, After: da},
+	}}
+	st, err := a.Apply(context.Background(), p, prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := st.Server("a"); s.Deposed != nil || d.alive[ka.Deposed.PID] {
+		t.Errorf("server a's window ended: its kept instance must stop: %+v alive %v", s.Deposed, d.alive)
+	}
+	if s := st.Server("b"); s.Deposed == nil || s.Deposed.Status != state.StatusKept || !d.alive[kb.Deposed.PID] {
+		t.Errorf("server b is not in the plan: its kept instance must stay recorded and running: %+v alive %v", s.Deposed, d.alive)
+	}
+	// A refresh-only apply starts and stops nothing, kept instances included.
+	st2, err := a.Apply(context.Background(), &plan.Plan{Mode: plan.ModeRefreshOnly}, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := st2.Server("b"); s.Deposed == nil || !d.alive[kb.Deposed.PID] {
+		t.Errorf("a refresh-only apply stopped a kept instance: %+v", s.Deposed)
+	}
+}
+
+// Destroying a server (or a destroy-then-create replacement) stops its kept
+// previous instance too: the state never forgets a process that holds GPU
+// memory.
+func TestDestroyStopsTheKeptInstance(t *testing.T) {
+	for _, act := range []plan.Action{plan.Delete, plan.DeleteThenCreate} {
+		t.Run(act.Symbol(), func(t *testing.T) {
+			d := newFakeDriver()
+			a, _ := newApplier(t, d, &fakeGates{})
+			now := time.Now()
+			a.Now = func() time.Time { return now }
+			prior := state.NewFile()
+			k := keptServer(d, "a", 8001, now)
+			prior.Set(k)
+			c := &plan.Change{Addr: "server.a", Name: "a", Action: act, Before: k}
+			if act == plan.DeleteThenCreate {
+				c.After = desired("a", "ma", 8001)
+				c.After.KeepPrevious = time.Hour
+			}
+			st, err := a.Apply(context.Background(), &plan.Plan{Changes: []*plan.Change{c}}, prior)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.alive[k.Deposed.PID] || d.alive[k.PID] {
+				t.Errorf("the kept (pid %d) and current (pid %d) instances must stop: alive %v", k.Deposed.PID, k.PID, d.alive)
+			}
+			if s := st.Server("a"); s != nil && s.Deposed != nil {
+				t.Errorf("the state still records a previous instance: %+v", s.Deposed)
+			}
+		})
+	}
+}

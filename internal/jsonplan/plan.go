@@ -73,6 +73,7 @@ type ResourceChange struct {
 	EnvChanges      []EnvChange     `json:"env_changes,omitempty"`
 	ModelFiles      []string        `json:"model_files,omitempty"`
 	DefaultChanges  []DefaultChange `json:"default_changes,omitempty"`
+	KeptInstance    *KeptInstance   `json:"kept_instance,omitempty"`
 }
 
 // Sensitive mirrors argv and env with true where the value is sensitive.

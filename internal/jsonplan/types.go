@@ -31,6 +31,22 @@ type StateServer struct {
 	Gate        *GateResult       `json:"gate,omitempty"`
 	Footprint   *Footprint        `json:"footprint,omitempty"`
 	Predicted   *Footprint        `json:"predicted,omitempty"`
+	ClaimBytes  uint64            `json:"claim_bytes,omitempty"`
+}
+
+// KeptInstance is the previous instance a server keeps for rollback
+// (lifecycle keep_previous): its window, the GPU memory it holds, and
+// whether the plan's apply stops it.
+type KeptInstance struct {
+	PID          int       `json:"pid"`
+	Engine       EngineRef `json:"engine"`
+	GPUs         []int     `json:"gpus"`
+	Until        time.Time `json:"until,omitzero"`
+	MemoryBytes  uint64    `json:"memory_bytes"`
+	MemorySource string    `json:"memory_source"`
+	Gone         bool      `json:"gone,omitempty"`
+	Detail       string    `json:"detail,omitempty"`
+	Stop         string    `json:"stop,omitempty"`
 }
 
 // Instance is what runs for a server: the driver, its id for it, and the process identity roofline checks before stopping anything.

@@ -117,14 +117,33 @@ func (pl *planner) ourPids() map[int]bool {
 		for _, pid := range o.GPUPids {
 			ours[pid] = true
 		}
+		if k := o.Kept; k != nil && k.Alive {
+			// A previous instance kept for rollback: its memory is
+			// counted as its own claim (memoryChecks), not as foreign.
+			for _, pid := range k.GPUPids {
+				ours[pid] = true
+			}
+			if s := pl.prior.Servers[name]; s != nil && s.Deposed != nil {
+				ours[s.Deposed.PID] = true
+			}
+		}
 	}
 	return ours
 }
 
-// claim is one server's memory on one GPU.
+// claim is one server's memory on one GPU; kept marks the previous
+// instance a server keeps for rollback.
 type claim struct {
 	server string
 	bytes  uint64
+	kept   bool
+}
+
+func (c claim) label() string {
+	if c.kept {
+		return fmt.Sprintf("%s's kept previous instance %.1f GiB", c.server, float64(c.bytes)/gib)
+	}
+	return fmt.Sprintf("%s %.1f GiB", c.server, float64(c.bytes)/gib)
 }
 
 // memoryChecks checks every GPU's total claims in the final state and, for
@@ -171,6 +190,15 @@ func (pl *planner) memoryChecks(ours map[int]bool) {
 			final[g] = append(final[g], claim{server: c.Name, bytes: pl.claimBytes(c.Name, g)})
 		}
 	}
+	// Previous instances kept for rollback hold their memory until their
+	// window ends: the GPUs must hold them beside everything else.
+	for _, c := range pl.p.Changes {
+		if k := c.Kept; k.Stays() && k.MemoryBytes > 0 && c.Action != Delete && c.Action != Create && !c.Action.IsReplace() {
+			for _, g := range k.GPUs {
+				final[g] = append(final[g], claim{server: c.Name, bytes: k.MemoryBytes, kept: true})
+			}
+		}
+	}
 	gpus := make([]int, 0, len(final))
 	for g := range final {
 		gpus = append(gpus, g)
@@ -189,14 +217,28 @@ func (pl *planner) memoryChecks(ours map[int]bool) {
 			continue
 		}
 		names := make([]string, len(cl))
+		var keptBy []string
+		subject := cl[len(cl)-1].server
 		for i, c := range cl {
-			names[i] = fmt.Sprintf("%s %.1f GiB", c.server, float64(c.bytes)/gib)
+			names[i] = c.label()
+			if c.kept {
+				keptBy = append(keptBy, c.server)
+			} else {
+				subject = c.server
+			}
 		}
-		s := pl.in.Config.Servers[cl[len(cl)-1].server]
+		s := pl.in.Config.Servers[subject]
+		if s == nil {
+			continue
+		}
 		if len(cl) > 1 {
+			hint := ""
+			if len(keptBy) > 0 {
+				hint = fmt.Sprintf(" A kept previous instance holds its memory until its rollback window ends (lifecycle keep_previous of %s): wait for it, or shorten keep_previous, and the next apply stops it.", strings.Join(keptBy, ", "))
+			}
 			pl.diag(hcl.DiagError, ptr(s.Range("gpus")), "Servers on one GPU do not fit together",
-				"GPU %d: %s claim %.1f GiB together, but %.1f GiB is free for roofline (%.1f GiB total, %.1f GiB held by foreign processes). Lower gpu_memory_utilization so the shares add up to less than 1, or move a server to another GPU.",
-				g, strings.Join(names, " + "), float64(sum)/gib, float64(avail[g])/gib, float64(cudaTotal(snap, g))/gib, float64(foreignBytes[g])/gib)
+				"GPU %d: %s claim %.1f GiB together, but %.1f GiB is free for roofline (%.1f GiB total, %.1f GiB held by foreign processes). Lower gpu_memory_utilization so the shares add up to less than 1, or move a server to another GPU.%s",
+				g, strings.Join(names, " + "), float64(sum)/gib, float64(avail[g])/gib, float64(cudaTotal(snap, g))/gib, float64(foreignBytes[g])/gib, hint)
 		} else {
 			pl.diag(hcl.DiagError, ptr(s.Range("gpus")), "Not enough free GPU memory",
 				"GPU %d: server %q claims %.1f GiB (gpu_memory_utilization × total), but only %.1f GiB is free: foreign processes hold %.1f GiB. The engine refuses to start when free memory is below its share; stop them (`roofline gpu`) or lower gpu_memory_utilization.",

@@ -61,6 +61,7 @@ func Document(j *JSONPlan) *jsonplan.Plan {
 			EnvChanges:      convSlice(c.EnvChanges, func(x EnvChange) jsonplan.EnvChange { return *convEnvChange(&x) }),
 			ModelFiles:      c.ModelFiles,
 			DefaultChanges:  convSlice(c.DefaultChanges, func(x DefaultChange) jsonplan.DefaultChange { return *convDefaultChange(&x) }),
+			KeptInstance:    convKept(c.KeptInstance),
 		})
 	}
 	for _, dr := range j.ResourceDrift {
@@ -130,7 +131,16 @@ func convStateServer(in *state.Server) *jsonplan.StateServer {
 		Gate:        convGateResult(in.Gate),
 		Footprint:   convFootprint(in.Footprint),
 		Predicted:   convFootprint(in.Predicted),
+		ClaimBytes:  in.ClaimBytes,
 	}
+}
+
+func convKept(in *KeptInstance) *jsonplan.KeptInstance {
+	if in == nil {
+		return nil
+	}
+	return &jsonplan.KeptInstance{PID: in.PID, Engine: *convEngineRef(&in.Engine), GPUs: in.GPUs, Until: in.Until,
+		MemoryBytes: in.MemoryBytes, MemorySource: in.MemorySource, Gone: in.Gone, Detail: in.Detail, Stop: in.Stop}
 }
 
 func convInstance(in *state.Instance) *jsonplan.Instance {

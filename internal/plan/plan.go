@@ -196,6 +196,9 @@ type Change struct {
 	// Defaults are the effective settings that change with the engine
 	// version although the configuration does not set them.
 	Defaults []DefaultChange `json:"default_changes,omitempty"`
+	// Kept is the previous instance the server keeps for rollback, with
+	// the memory it holds and whether this plan stops it.
+	Kept *KeptInstance `json:"kept_instance,omitempty"`
 
 	// masked is After as output shows it, computed once so that every
 	// rendering of one plan shows the same hashes.

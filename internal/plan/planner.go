@@ -64,6 +64,9 @@ type Observation struct {
 	// there is no proxy or it cannot be read. It decides which instance of
 	// an interrupted rollout serves.
 	ProxyPort int
+	// Kept is the previous instance kept for rollback (keep_previous),
+	// observed like the server; nil when it keeps none.
+	Kept *Observation
 	// Found is an instance the state does not record but the driver found
 	// by the server's launch id: started by a run that was killed before
 	// it wrote the id. Plan only reports it; apply records it first thing
@@ -236,6 +239,7 @@ func Make(in *Inputs) *Plan {
 	if p.Mode != ModeDestroy {
 		pl.crossChecks()
 	}
+	pl.keptStops()
 	sortDiags(p.Diagnostics)
 	return p
 }
@@ -754,6 +758,7 @@ func (pl *planner) diff() {
 		if before != nil {
 			c.Measured = before.Footprint
 			c.LastBench = pl.in.LastBench[name]
+			c.Kept = pl.keptOf(name, before, after)
 		}
 		if before != nil && after != nil && pl.in.Config != nil {
 			if s := pl.in.Config.Servers[name]; s != nil {
@@ -814,9 +819,10 @@ func (pl *planner) diff() {
 			if cs := pl.in.Config.Servers[name]; cs != nil && cs.Lifecycle.CreateBeforeDestroy {
 				c.Action = CreateThenDelete
 			}
-		case kept && !KeptExpired(before, after, pl.in.Now):
-			c.Action = NoOp
-		case kept:
+		case kept && obs != nil && obs.Kept != nil && !obs.Kept.Alive:
+			c.Action = Update
+			c.Reason = fmt.Sprintf("the previous instance kept for rollback (pid %d) is gone; roofline forgets it", before.Deposed.PID)
+		case kept && KeptExpired(before, after, pl.in.Now):
 			c.Action = Update
 			c.Reason = fmt.Sprintf("the rollback window ended: stop the previous instance (pid %d)", before.Deposed.PID)
 		case before.Status == state.StatusStopping && obs != nil && obs.Alive && after != nil:
@@ -827,7 +833,7 @@ func (pl *planner) diff() {
 			c.Reason = fmt.Sprintf("a stop was interrupted: pid %d still runs and is still the one roofline started; apply records it as ready again", before.PID)
 			pl.p.Drift = append(pl.p.Drift, &Drift{Addr: "server." + name, Summary: "recorded as stopping, but still running",
 				Detail: fmt.Sprintf("pid %d (same start time and boot id) survived an interrupted stop", before.PID)})
-		case before.Deposed != nil:
+		case before.Deposed != nil && !kept:
 			// The rollout switched over but was killed before it stopped
 			// the old instance: apply stops it (nothing else changes).
 			c.Action = Update

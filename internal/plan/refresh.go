@@ -120,6 +120,10 @@ func (r *Refresher) Refresh(ctx context.Context, cfg *config.Config, prior *stat
 			go func() {
 				defer wg.Done()
 				o := r.Observer.Observe(ctx, s)
+				if d := s.Deposed; d != nil && d.Status == state.StatusKept && o != nil {
+					// Its processes are roofline's, and hold GPU memory.
+					o.Kept = r.Observer.Observe(ctx, d)
+				}
 				mu.Lock()
 				in.Observed[s.Name] = o
 				mu.Unlock()

@@ -75,6 +75,10 @@ type JSONChange struct {
 	EnvChanges      []EnvChange      `json:"env_changes,omitempty"`
 	ModelFiles      []string         `json:"model_files,omitempty"`
 	DefaultChanges  []DefaultChange  `json:"default_changes,omitempty"`
+	// KeptInstance is the previous instance kept for rollback
+	// (keep_previous): its window, the memory it holds, and whether apply
+	// stops it.
+	KeptInstance *KeptInstance `json:"kept_instance,omitempty"`
 }
 
 // ToJSON converts the plan.
@@ -112,7 +116,7 @@ func (p *Plan) ToJSON() *JSONPlan {
 		jc := JSONChange{
 			Address: c.Addr, PreviousAddress: prevAddr(c.PreviousName), Importing: c.Import, Type: "server", Name: c.Name, Actions: c.Action.JSON(), Reason: p.Secrets.Mask(c.Reason),
 			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.MaskedAfter(), VRAM: c.Fit, Measured: c.Measured,
-			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles, DefaultChanges: c.Defaults,
+			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles, DefaultChanges: c.Defaults, KeptInstance: c.Kept,
 		}
 		if c.Before != nil {
 			jc.BeforeSensitive = sensitiveMarks(beforePaths(c.Before), len(c.Before.Argv))
@@ -152,7 +156,7 @@ func FromJSON(j *JSONPlan) *Plan {
 	for _, c := range j.ResourceChanges {
 		p.Changes = append(p.Changes, &Change{Addr: c.Address, Name: c.Name, PreviousName: state.ServerName(c.PreviousAddress), Import: c.Importing, Action: ActionFromJSON(c.Actions), Reason: c.Reason,
 			ReplacePaths: c.ReplacePaths, Downtime: c.Downtime, Before: c.Before, After: c.After, Fit: c.VRAM, Measured: c.Measured,
-			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles, Defaults: c.DefaultChanges})
+			LastBench: c.LastBench, EnvChanges: c.EnvChanges, ModelFiles: c.ModelFiles, Defaults: c.DefaultChanges, Kept: c.KeptInstance})
 	}
 	return p
 }
@@ -205,6 +209,7 @@ func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 		// would leave it as it is, and someone must look at it.
 		fmt.Fprint(w, c("\n[yellow][bold]No changes to apply, but the servers drifted.[reset]\n\n"))
 		fmt.Fprintln(w, "apply does not restart a server that runs but fails its health check: read its log (roofline logs NAME, roofline diagnose NAME), or replace it with roofline apply -replace=server.NAME.")
+		renderKept(w, j, c)
 		renderVRAM(w, j, c)
 		fmt.Fprintf(w, "\n%s 0 to add, 0 to change, 0 to destroy; %d drifted.%s\n", c("[bold]Plan:[reset]"), len(j.ResourceDrift), warningTail(j))
 		return
@@ -212,6 +217,7 @@ func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 	if changed == 0 && moved == 0 && imported == 0 {
 		fmt.Fprint(w, c("\n[green][bold]No changes.[reset][bold] Your servers match the configuration.[reset]\n\n"))
 		fmt.Fprintln(w, "roofline found no differences, so no changes are needed.")
+		renderKept(w, j, c)
 		renderVRAM(w, j, c)
 		if tail := warningTail(j); tail != "" {
 			fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(tail))
@@ -266,8 +272,9 @@ func RenderHuman(w io.Writer, j *JSONPlan, color Colorizer) {
 		if ch.PreviousAddress != "" {
 			fmt.Fprintf(w, "\n  # %s has moved to %s", ch.PreviousAddress, ch.Address)
 		}
-		renderChange(w, ch, act, c)
+		renderChange(w, ch, act, c, j.CreatedAt)
 	}
+	renderKept(w, j, c)
 	renderVRAM(w, j, c)
 	moves, imports := "", ""
 	if moved > 0 {
@@ -316,7 +323,7 @@ func actionColor(a Action) string {
 	return "[magenta]"
 }
 
-func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
+func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer, createdAt string) {
 	var what string
 	switch act {
 	case Create:
@@ -378,6 +385,10 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		attr("-", "port", fmt.Sprint(b.Port))
 		if b.PID != 0 {
 			attr("-", "pid", fmt.Sprint(b.PID))
+		}
+		if k := ch.KeptInstance; k != nil {
+			made, _ := time.Parse("2006-01-02T15:04:05Z", createdAt)
+			attr("-", "kept instance", keptText(k, made))
 		}
 	default:
 		diffAttr := func(name, before, after string) {
@@ -472,7 +483,15 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer) {
 		if len(ch.DefaultChanges) > 0 {
 			renderDefaults(w, ch.DefaultChanges, c)
 		}
+		if k := ch.KeptInstance; k != nil && (k.Stop != "" || k.Gone) {
+			made, _ := time.Parse("2006-01-02T15:04:05Z", createdAt)
+			attr("-", "kept instance", keptText(k, made))
+		}
 		switch {
+		case act == Update && b.Deposed != nil && b.Deposed.Status == state.StatusKept:
+			if b.GateHash != a.GateHash {
+				attr("~", "gate", "(settings changed; applied without a restart)")
+			}
 		case act == Update && b.Deposed != nil:
 			attr("-", "old pid", fmt.Sprint(b.Deposed.PID))
 		case act == Update:

@@ -72,6 +72,8 @@ type Server struct {
 	Healthy *bool  `json:"healthy,omitempty"`
 	Detail  string `json:"detail,omitempty"`
 	GPUPids []int  `json:"gpu_pids,omitempty"`
+	// Kept is the previous instance kept for rollback (keep_previous).
+	Kept *Server `json:"kept,omitempty"`
 }
 
 // GPUProcess is one process on a GPU and the server it belongs to ("" for
@@ -126,6 +128,12 @@ func Take(in *plan.Inputs, ports plan.PortChecker, host string, now time.Time) *
 		f.Servers[name] = &Server{Alive: o.Alive, Healthy: o.Healthy, Detail: o.Detail, GPUPids: o.GPUPids}
 		for _, pid := range o.GPUPids {
 			owner[pid] = name
+		}
+		if k := o.Kept; k != nil {
+			f.Servers[name].Kept = &Server{Alive: k.Alive, Detail: k.Detail, GPUPids: k.GPUPids}
+			for _, pid := range k.GPUPids {
+				owner[pid] = name
+			}
 		}
 	}
 	if in.SnapshotErr != nil {
@@ -201,6 +209,9 @@ func (f *File) Inputs(cfg *config.Config) *plan.Inputs {
 	}
 	for name, s := range f.Servers {
 		in.Observed[name] = &plan.Observation{Alive: s.Alive, Healthy: s.Healthy, Detail: s.Detail, GPUPids: s.GPUPids}
+		if k := s.Kept; k != nil {
+			in.Observed[name].Kept = &plan.Observation{Alive: k.Alive, Detail: k.Detail, GPUPids: k.GPUPids}
+		}
 	}
 	if cfg == nil {
 		return in

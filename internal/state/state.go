@@ -117,6 +117,9 @@ type Server struct {
 	Gate      *GateResult `json:"gate,omitempty"`
 	Footprint *Footprint  `json:"footprint,omitempty"` // measured from the engine's start-up log
 	Predicted *Footprint  `json:"predicted,omitempty"` // what plan's VRAM model predicted
+	// ClaimBytes is the GPU memory plan predicted the engine claims on each
+	// of its GPUs at this start: what a kept previous instance still holds.
+	ClaimBytes uint64 `json:"claim_bytes,omitempty"`
 }
 
 // Addr is the server's address in plans and commands: "server.NAME", or

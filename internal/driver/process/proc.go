@@ -46,7 +46,9 @@ func parseStat(b []byte) (procStat, error) {
 	if len(f) < 24-2 {
 		return st, fmt.Errorf("only %d fields after the command name", len(f))
 	}
-	if len(f[0]) != 1 {
+	// One letter (R, S, D, Z, T, t, X, I, ...): anything else is not a
+	// stat line, whatever its field count.
+	if len(f[0]) != 1 || !('A' <= f[0][0] && f[0][0] <= 'Z' || 'a' <= f[0][0] && f[0][0] <= 'z') {
 		return st, fmt.Errorf("bad state %q", f[0])
 	}
 	st.State = f[0][0]
