@@ -18,6 +18,7 @@ import (
 
 	"github.com/hashicorp/go-multierror"
 	"github.com/roofline/roofline/internal/driver"
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/plan"
@@ -832,11 +833,11 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 	if env == nil {
 		env = map[string]string{}
 	}
-	if key != "" && d.Engine.Kind == "vllm" {
+	if k := engine.Lookup(d.Engine.Kind); k != nil && key != "" && k.APIKeyEnv != "" {
 		// vLLM reads its key from the environment: never on the command
 		// line, where every local user can read it. The state's Env does
 		// not hold it.
-		env["VLLM_API_KEY"] = key
+		env[k.APIKeyEnv] = key
 	}
 	a.mu.Lock()
 	lineage := a.st.Lineage
@@ -949,11 +950,12 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.Desired, enginePort int, key string) error {
 	r := launch.Request{Name: d.Name, Host: d.Host, Port: d.Port, Backend: enginePort, Kind: d.Engine.Kind, Version: d.Engine.Version,
 		Current: rec.Proxy, Moving: rec.Deposed != nil && rec.Deposed.Proxy != nil}
-	// SGLang takes a key only on its command line: the proxy enforces it.
-	if d.Engine.Kind == "sglang" {
+	// An engine that takes a key only on its command line (SGLang): the
+	// proxy enforces it. The proxy listens where the engine would have.
+	if k := engine.LookupOrDefault(d.Engine.Kind); k.APIKeyEnv == "" {
 		r.Key = key
 		if d.Host == "" {
-			r.Host = "127.0.0.1"
+			r.Host = k.DefaultHost
 		}
 	}
 	_, err := a.Proxies.Ensure(ctx, r, func(p *state.Instance, started bool) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/engine/kinds"
 	"github.com/roofline/roofline/internal/gate"
 	"github.com/roofline/roofline/internal/suggest"
 )
@@ -83,10 +84,8 @@ func resolveTarget(m *Meta, cmd string, args []string, gf gateFlags) (t gate.Tar
 	case len(args) == 0 && *gf.url == "":
 		return bad("name a SERVER of the configuration, or give -url URL")
 	}
-	switch *gf.engine {
-	case "", gate.EngineVLLM, gate.EngineSGLang:
-	default:
-		return bad(fmt.Sprintf("-engine %q is not vllm or sglang", *gf.engine))
+	if e := *gf.engine; e != "" && !kinds.Known(e) {
+		return bad(fmt.Sprintf("-engine %q is not %s", e, kinds.Or(false)))
 	}
 	key := ""
 	if gf.apiKeyFile != nil && *gf.apiKeyFile != "" {

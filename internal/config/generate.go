@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/roofline/roofline/internal/engine/kinds"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
@@ -68,7 +70,7 @@ func GenerateServer(cfg *Config, name string, argv []string, env map[string]stri
 	body := f.Body()
 
 	modelPath := ""
-	if kind == KindVLLM && len(rest) > 0 && rest[0] == "serve" {
+	if kind == kinds.VLLM && len(rest) > 0 && rest[0] == "serve" {
 		rest = rest[1:]
 		if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 			modelPath, rest = rest[0], rest[1:]
@@ -215,20 +217,20 @@ func splitEngineArgv(argv []string) (kind, version string, rehearsal bool, cmd, 
 	switch {
 	case len(argv) >= 3 && argv[1] == "rehearsal":
 		k, v, ok := strings.Cut(argv[2], "@")
-		if !ok || (k != KindVLLM && k != KindSGLang) {
+		if !ok || (k != kinds.VLLM && k != kinds.SGLang) {
 			return "", "", false, nil, nil, fmt.Errorf("%q is not a rehearsal engine spec (kind@version)", argv[2])
 		}
 		return k, v, true, argv[:3], argv[3:], nil
 	case len(argv) >= 2 && filepath.Base(argv[0]) == "vllm":
-		return KindVLLM, "", false, argv[:1], argv[1:], nil
+		return kinds.VLLM, "", false, argv[:1], argv[1:], nil
 	}
 	for i := 0; i+1 < len(argv); i++ {
 		if argv[i] == "-m" {
 			switch argv[i+1] {
 			case "sglang.launch_server":
-				return KindSGLang, "", false, argv[:i+2], argv[i+2:], nil
+				return kinds.SGLang, "", false, argv[:i+2], argv[i+2:], nil
 			case "vllm.entrypoints.cli.main", "vllm.entrypoints.openai.api_server":
-				return KindVLLM, "", false, argv[:i+2], argv[i+2:], nil
+				return kinds.VLLM, "", false, argv[:i+2], argv[i+2:], nil
 			}
 		}
 	}

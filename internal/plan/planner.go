@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/roofline/roofline/internal/fsx"
 	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/roofline/roofline/internal/fsx"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
@@ -602,13 +603,13 @@ func (pl *planner) desire(s *config.Server) {
 		d.Gate.Bench = &b
 	}
 	prefix := len(engine.Command(e, pl.in.Self))
-	d.Sources = flagSources(s, m, launch.Argv[min(prefix, len(launch.Argv)):])
+	d.Sources = flagSources(s, m, launch, prefix)
 	d.CommandLen = prefix
 	d.APIKey, d.APIKeyFile = s.APIKey, s.APIKeyFile
 	d.Keyed = s.APIKey != "" || s.APIKeyFile != ""
-	// SGLang takes its key only on its command line, where every local
-	// user can read it: roofline's proxy enforces the key instead.
-	d.Proxy = s.Lifecycle.CreateBeforeDestroy || (d.Keyed && e.Kind == config.KindSGLang)
+	// An engine that takes its key only on its command line, where every
+	// local user can read it, gets roofline's proxy to enforce the key.
+	d.Proxy = s.Lifecycle.CreateBeforeDestroy || (d.Keyed && engine.LookupOrDefault(e.Kind).APIKeyEnv == "")
 	if d.Proxy {
 		d.BackendPorts = pl.in.Config.BackendPortRange()
 		d.KeepPrevious = s.Lifecycle.KeepPrevious
@@ -880,7 +881,7 @@ func replacePaths(before *state.Server, after *Desired) []string {
 		}
 	}
 	_, sensArgv := state.SensitivePaths(after.Sensitive)
-	for _, f := range ArgvDiffFlags(unmaskEqual(publicArgv(before), after.Argv), after.Argv) {
+	for _, f := range engine.ArgvDiffAttrs(unmaskEqual(publicArgv(before), after.Argv), after.Argv) {
 		if sensitiveFlag(after.Argv, sensArgv, f) {
 			continue // named by secretChanges, without its value
 		}
@@ -953,13 +954,16 @@ func InstallIDs(cfg *config.Config, engines map[string]EngineResult) map[string]
 	return out
 }
 
-// flagSources maps each flag of argv to the attribute that produced it and
-// where that attribute is written.
-func flagSources(s *config.Server, m *config.Model, argv []string) map[string]string {
+// flagSources maps each flag of the launch to the attribute that produced
+// it (as the renderer recorded it) and where that attribute is written.
+func flagSources(s *config.Server, m *config.Model, launch *engine.Launch, prefix int) map[string]string {
 	out := map[string]string{}
-	_, flags := ParseArgv(argv)
+	_, flags := engine.ParseArgv(launch.Argv[min(prefix, len(launch.Argv)):])
 	for _, f := range flags {
-		attr := attrOf(f.Name)
+		attr, rendered := launch.Attrs[f.Name]
+		if !rendered {
+			attr = "extra_args " + f.Name
+		}
 		var rng hcl.Range
 		switch {
 		case strings.HasPrefix(attr, "extra_args"):

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/roofline/roofline/internal/engine/kinds"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/gpu/gputest"
@@ -222,7 +223,7 @@ func TestVRAMViews(t *testing.T) {
 	h100, _ := gpu.Preset("h100")
 	g := &VRAMGPUs{Name: h100.Name, Indexes: []int{3}, Total: h100.CUDATotalBytes(), NVML: h100.MemoryTotalBytes, CC: h100.ComputeCapability, Source: "preset h100"}
 	estimate := func(ctx int) VRAMEstimate {
-		r, err := vram.Estimate(vram.Input{Engine: vram.VLLM, Model: spec, GPUMemoryBytes: g.Total, NVMLTotalBytes: g.NVML, GPUName: g.Name,
+		r, err := vram.Estimate(vram.Input{Engine: kinds.VLLM, Model: spec, GPUMemoryBytes: g.Total, NVMLTotalBytes: g.NVML, GPUName: g.Name,
 			ComputeCapability: g.CC, TP: 1, PP: 1, MaxModelLen: ctx, KVCacheDtype: "auto", Concurrency: 1})
 		if err != nil {
 			t.Fatal(err)

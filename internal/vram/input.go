@@ -6,12 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-)
 
-// Engines.
-const (
-	VLLM   = "vllm"
-	SGLang = "sglang"
+	"github.com/roofline/roofline/internal/engine/kinds"
 )
 
 // The versions assumed when Input.EngineVersion is empty: those whose flag
@@ -188,7 +184,7 @@ func pick(s []uint64, rank int) (uint64, bool) {
 // validate checks the input and returns the resolved engine version.
 func (in *Input) validate() error {
 	switch in.Engine {
-	case VLLM, SGLang:
+	case kinds.VLLM, kinds.SGLang:
 	default:
 		return fmt.Errorf("unknown engine %q: use vllm or sglang", in.Engine)
 	}

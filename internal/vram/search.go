@@ -3,6 +3,8 @@ package vram
 import (
 	"fmt"
 	"math"
+
+	"github.com/roofline/roofline/internal/engine/kinds"
 )
 
 // at returns a copy of r sized for max_model_len l and conc requests.
@@ -104,7 +106,7 @@ func (r *run) minTP() int {
 
 // refused reports whether vLLM's start-up free-memory check fails.
 func (r *run) refused(res *Result) bool {
-	if r.in.Engine != VLLM || !r.startupCheck() || r.in.KVCacheMemoryBytes > 0 {
+	if r.in.Engine != kinds.VLLM || !r.startupCheck() || r.in.KVCacheMemoryBytes > 0 {
 		return false
 	}
 	for _, k := range res.Ranks {
@@ -162,7 +164,7 @@ func (r *run) suggest(res *Result) {
 		}
 	}
 	flag := "-util (--gpu-memory-utilization)"
-	if r.in.Engine == SGLang {
+	if r.in.Engine == kinds.SGLang {
 		flag = "-util (--mem-fraction-static)"
 	}
 	if r.in.HCL {

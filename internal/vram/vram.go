@@ -9,6 +9,8 @@ package vram
 import (
 	"fmt"
 	"math"
+
+	"github.com/roofline/roofline/internal/engine/kinds"
 )
 
 // Result is the prediction for one Input.
@@ -125,7 +127,7 @@ type run struct {
 // resolve fills in the engine's defaults.
 func resolve(in Input) (*run, error) {
 	if in.Engine == "" {
-		in.Engine = VLLM
+		in.Engine = kinds.VLLM
 	}
 	in.TP, in.PP = max(in.TP, 1), max(in.PP, 1)
 	if err := in.validate(); err != nil {
@@ -133,7 +135,7 @@ func resolve(in Input) (*run, error) {
 	}
 	if in.EngineVersion == "" {
 		in.EngineVersion = DefaultVLLMVersion
-		if in.Engine == SGLang {
+		if in.Engine == kinds.SGLang {
 			in.EngineVersion = DefaultSGLangVersion
 		}
 	}
@@ -156,7 +158,7 @@ func resolve(in Input) (*run, error) {
 	if r.maxLen <= 0 {
 		return nil, fmt.Errorf("no context length: the model does not say its maximum, so give one (-ctx LEN)")
 	}
-	if in.Engine == VLLM {
+	if in.Engine == kinds.VLLM {
 		r.v0 = !ver.atLeast(0, 8, 0)
 		if err := r.vllmDefaults(); err != nil {
 			return nil, err
@@ -206,7 +208,7 @@ func (r *run) compute() *Result {
 			"the context of %d tokens is longer than the model's maximum of %d; the engine refuses it (vLLM: User-specified max_model_len is greater than the derived max_model_len). Lower the context to %d or less.",
 			r.maxLen, l, l))
 	}
-	if in.Engine == VLLM {
+	if in.Engine == kinds.VLLM {
 		res.Mode = "vLLM V1"
 		if r.v0 {
 			res.Mode = "vLLM V0"
