@@ -75,6 +75,10 @@ func Document(j *JSONPlan) *jsonplan.Plan {
 	return d
 }
 
+// VRAMDocument converts a memory-model result into the plan document's
+// type (for vram -json, which prints the same object).
+func VRAMDocument(r *vram.Result) *jsonplan.VRAM { return convVRAM(r) }
+
 // convSensitive turns sensitiveMarks' map ("argv": []bool, "env":
 // map[string]bool) into the document's type.
 func convSensitive(m map[string]any) *jsonplan.Sensitive {
