@@ -34,65 +34,14 @@ func init() {
 	register(&Command{
 		Name:     "agent",
 		Synopsis: "Keep the servers of the state running; serve /metrics",
-		Usage: `Usage: roofline [global options] agent [options]
-
-  Runs in the foreground until SIGTERM or Ctrl-C, for the configuration in
-  the current directory (or -chdir). Every tick it observes each server of
-  the state (process, /health, and every generate_every a short real
-  generation) and starts again one that died, exited or hangs, through the
-  same plan, driver and health gate as apply, under the state lock (it
-  waits while another roofline holds it). Restarts back off exponentially
-  (backoff_initial doubling to backoff_max, reset after reset_after
-  healthy); after max_restarts failed restarts in a row it stops trying and
-  reports the classified cause. It never applies a new configuration: a
-  server whose configuration changed since the last apply is left to
-  roofline apply. After a reboot it starts the servers again. What it does
-  goes to the journal.
-
-  It serves /metrics (Prometheus), /snapshot (JSON) and /healthz on -listen,
-  loopback by default. Bound to another address it requires a bearer token:
-  $ROOFLINE_AGENT_TOKEN or the first line of -token-file.
-
-  SIGTERM stops the agent and leaves the servers running. SIGHUP re-reads
-  -settings. Under systemd (Type=notify) it reports readiness and feeds the
-  watchdog; see docs/agent.md and examples/systemd/.
-
-Options:
-  -listen=ADDR          Where to serve /metrics (default 127.0.0.1:9478; "off": none).
-  -token-file=FILE      Bearer token for the endpoint (or $ROOFLINE_AGENT_TOKEN).
-  -settings=FILE        JSON file of the settings below; re-read on SIGHUP.
-  -tick=DUR             How often every server is observed (default 5s).
-  -generate-every=DUR   How often a ready server must answer a short generation (default 1m; 0: never).
-  -backoff-initial=DUR  Wait after a restart before the next one (default 10s), doubling...
-  -backoff-max=DUR      ...up to this (default 5m).
-  -reset-after=DUR      Healthy this long resets the backoff and failures (default 10m).
-  -max-restarts=N       Failed restarts in a row before giving up (default 5).
-  -hang-checks=N        Failed checks in a row that make a running server hung (default 3).
-  -var NAME=VALUE       Set a variable block's value (repeatable).
-`,
-		Run: runAgent,
+		Usage:    views.UsageAgent,
+		Run:      runAgent,
 	})
 	register(&Command{
 		Name:     "check",
 		Synopsis: "Observe the servers once; exit 2 on drift (for cron and monitoring)",
-		Usage: `Usage: roofline [global options] check [options]
-
-  Makes the agent's observation once, read-only (no state lock): for each
-  server of the state, whether its process runs, /health answers and a short
-  generation succeeds, with the measured and predicted KV cache, the last
-  gate and bench results, and what roofline agent did (restarts, give-ups
-  and their classified causes, from the journal).
-
-  Exit status: 0 when every server is as the state records, 2 when any
-  drifted (gone, failed, unhealthy), 1 on an error.
-
-Options:
-  -json           Print the report as JSON.
-  -textfile=FILE  Also write the metrics for node_exporter's textfile
-                  collector (atomically).
-  -var NAME=VALUE Set a variable block's value (repeatable).
-`,
-		Run: runCheck,
+		Usage:    views.UsageCheck,
+		Run:      runCheck,
 	})
 }
 
