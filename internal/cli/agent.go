@@ -46,7 +46,7 @@ func init() {
 const defaultAgentListen = "127.0.0.1:9478"
 
 // agentObserver adapts refresh's observer to the agent.
-type agentObserver struct{ o *observer }
+type agentObserver struct{ o *plan.LiveObserver }
 
 func (a agentObserver) Observe(ctx context.Context, s *state.Server) agent.Observation {
 	o := a.o.Observe(ctx, s)
