@@ -18,6 +18,15 @@ type Kind struct {
 	// Display is how messages name the kind: "vLLM".
 	Display string
 
+	// subcommand comes before the model path, a positional argument, on
+	// the command line ("serve"); "" for an engine that takes the path as
+	// a flag (modelFlag).
+	subcommand string
+	// executables and modules are how a running engine's command line
+	// starts (roofline import): its executable's base name, or the module
+	// after "python -m".
+	executables, modules []string
+
 	// flags names the engine flags of the common server attributes.
 	flags flagNames
 	// attrs maps every flag the renderer writes to the attribute that

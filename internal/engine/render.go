@@ -94,8 +94,8 @@ func Render(s *config.Server, m *config.Model, e *config.Engine, inst *Installed
 	}
 	args := r.args()
 	argv := append([]string(nil), prefix...)
-	if r.kind == kinds.VLLM {
-		argv = append(argv, "serve", m.Path)
+	if r.k.subcommand != "" {
+		argv = append(argv, r.k.subcommand, m.Path)
 	}
 	attrs := map[string]string{}
 	for _, a := range args {

@@ -14,6 +14,8 @@ const sglangDistPort = 20000
 var sglangKind = &Kind{
 	Name:    kinds.SGLang,
 	Display: "SGLang",
+
+	modules: []string{"sglang.launch_server"},
 	flags: flagNames{
 		tensorParallel:    "--tp-size",
 		pipelineParallel:  "--pp-size",

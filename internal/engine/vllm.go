@@ -10,6 +10,10 @@ import (
 var vllmKind = &Kind{
 	Name:    kinds.VLLM,
 	Display: "vLLM",
+
+	subcommand:  "serve",
+	executables: []string{"vllm"},
+	modules:     []string{"vllm.entrypoints.cli.main", "vllm.entrypoints.openai.api_server"},
 	flags: flagNames{
 		tensorParallel:    "--tensor-parallel-size",
 		pipelineParallel:  "--pipeline-parallel-size",

@@ -183,10 +183,8 @@ func pick(s []uint64, rank int) (uint64, bool) {
 
 // validate checks the input and returns the resolved engine version.
 func (in *Input) validate() error {
-	switch in.Engine {
-	case kinds.VLLM, kinds.SGLang:
-	default:
-		return fmt.Errorf("unknown engine %q: use vllm or sglang", in.Engine)
+	if models[in.Engine] == nil {
+		return fmt.Errorf("unknown engine %q: use %s", in.Engine, kinds.Or(false))
 	}
 	if in.TP < 1 || in.PP < 1 || in.TP*in.PP > maxRanks {
 		return fmt.Errorf("tensor parallel %d x pipeline parallel %d: each must be at least 1, %d GPUs at most", in.TP, in.PP, maxRanks)

@@ -3,8 +3,6 @@ package vram
 import (
 	"fmt"
 	"math"
-
-	"github.com/roofline/roofline/internal/engine/kinds"
 )
 
 // at returns a copy of r sized for max_model_len l and conc requests.
@@ -106,7 +104,7 @@ func (r *run) minTP() int {
 
 // refused reports whether vLLM's start-up free-memory check fails.
 func (r *run) refused(res *Result) bool {
-	if r.in.Engine != kinds.VLLM || !r.startupCheck() || r.in.KVCacheMemoryBytes > 0 {
+	if r.m.startupCheck == nil || !r.m.startupCheck(r) || r.in.KVCacheMemoryBytes > 0 {
 		return false
 	}
 	for _, k := range res.Ranks {
@@ -163,10 +161,7 @@ func (r *run) suggest(res *Result) {
 				how, cr.KVTokens, cr.MaxConcurrency, r.maxLen)
 		}
 	}
-	flag := "-util (--gpu-memory-utilization)"
-	if r.in.Engine == kinds.SGLang {
-		flag = "-util (--mem-fraction-static)"
-	}
+	flag := r.m.utilFlag
 	if r.in.HCL {
 		flag = "gpu_memory_utilization"
 	}
