@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/roofline/roofline/internal/journal"
+	"github.com/roofline/roofline/internal/jsonplan"
+	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -45,15 +47,15 @@ type StateListJSON struct{ view *View }
 
 func (j StateListJSON) List(path string, f *state.File) {
 	type entry struct {
-		Address string          `json:"address"`
-		Name    string          `json:"name"`
-		Status  string          `json:"status"`
-		Driver  string          `json:"driver"`
-		PID     int             `json:"pid"`
-		Port    int             `json:"port"`
-		GPUs    []int           `json:"gpus"`
-		Engine  state.EngineRef `json:"engine"`
-		Model   state.ModelRef  `json:"model"`
+		Address string             `json:"address"`
+		Name    string             `json:"name"`
+		Status  string             `json:"status"`
+		Driver  string             `json:"driver"`
+		PID     int                `json:"pid"`
+		Port    int                `json:"port"`
+		GPUs    []int              `json:"gpus"`
+		Engine  jsonplan.EngineRef `json:"engine"`
+		Model   jsonplan.ModelRef  `json:"model"`
 	}
 	out := struct {
 		FormatVersion int     `json:"format_version"`
@@ -61,14 +63,15 @@ func (j StateListJSON) List(path string, f *state.File) {
 		Serial        uint64  `json:"serial"`
 		Lineage       string  `json:"lineage"`
 		Servers       []entry `json:"servers"`
-	}{state.CurrentFormat, path, f.Serial, f.Lineage, []entry{}}
+	}{StateFormatVersion, path, f.Serial, f.Lineage, []entry{}}
 	for _, n := range f.Names() {
 		s := f.Servers[n]
 		gpus := s.GPUs
 		if gpus == nil {
 			gpus = []int{}
 		}
-		out.Servers = append(out.Servers, entry{s.Addr(), s.Name, s.Status, s.Driver, s.PID, s.Port, gpus, s.Engine, s.Model})
+		doc := plan.StateServerDocument(s)
+		out.Servers = append(out.Servers, entry{s.Addr(), s.Name, s.Status, s.Driver, s.PID, s.Port, gpus, doc.Engine, doc.Model})
 	}
 	writeJSON(j.view.Out, out)
 }
@@ -86,10 +89,10 @@ func NewStateShow(vt ViewType, v *View) StateShow {
 	return StateShowHuman{v}
 }
 
-// StateShowJSON prints the server's record exactly as stored.
+// StateShowJSON prints the server as the plan document's "before" shows it.
 type StateShowJSON struct{ view *View }
 
-func (j StateShowJSON) Server(s *state.Server) { writeJSON(j.view.Out, s) }
+func (j StateShowJSON) Server(s *state.Server) { writeJSON(j.view.Out, plan.StateServerDocument(s)) }
 
 // StateShowHuman prints one row per recorded fact.
 type StateShowHuman struct{ view *View }

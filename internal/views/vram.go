@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/jsonplan"
+	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/vram"
 )
 
@@ -55,14 +57,15 @@ type vramJSON struct {
 	// Prediction is always "uncalibrated" here: vram has no engine install
 	// whose measured starts it could use (plan does: docs/vram.md).
 	Prediction string `json:"prediction"`
-	*vram.Result
+	// The memory model's verdict, as in the plan document's vram.
+	*jsonplan.VRAM
 }
 
 // VRAMJSON prints one JSON object.
 type VRAMJSON struct{ view *View }
 
 func (v VRAMJSON) Estimate(e VRAMEstimate) error {
-	b, err := json.MarshalIndent(vramJSON{Model: e.Model.Name, GPU: *e.GPUs, Problems: e.Problems, Prediction: "uncalibrated", Result: e.Result}, "", "  ")
+	b, err := json.MarshalIndent(vramJSON{Model: e.Model.Name, GPU: *e.GPUs, Problems: e.Problems, Prediction: "uncalibrated", VRAM: plan.VRAMDocument(e.Result)}, "", "  ")
 	if err != nil {
 		return err
 	}
