@@ -93,6 +93,8 @@ func (e *ServerError) Unwrap() error { return e.Err }
 // backend; record is called before the start and after it.
 type Proxies interface {
 	Ensure(ctx context.Context, r launch.Request, record func(p *state.Instance, started bool) error) (*state.Instance, error)
+	// SetLimits gives a running proxy new limits, without a restart.
+	SetLimits(ctx context.Context, name string, current *state.Instance, limits *state.ProxyLimits) error
 }
 
 // StateWriter persists the state.
@@ -310,9 +312,22 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 		case plan.Create, plan.DeleteThenCreate, plan.CreateThenDelete:
 			run(&wg, c, func() error { return a.create(ctx, c) })
 		case plan.Update:
+			a.mu.Lock()
+			s := a.st.Server(c.Name).Clone()
+			a.mu.Unlock()
+			limits := s != nil && s.Proxy != nil && c.After.Proxy && !s.ProxyLimits.Equal(c.After.ProxyLimits)
+			if limits {
+				if err := a.Proxies.SetLimits(ctx, c.Name, s.Proxy, c.After.ProxyLimits); err != nil {
+					addErr(&ServerError{Addr: c.Addr, Phase: "proxy", Err: fmt.Errorf("new proxy limits: %w; the proxy and the engine keep running as they were", err)})
+					continue
+				}
+			}
 			addErr(a.update(func(st *state.File) {
 				if s := st.Server(c.Name); s != nil {
 					s.GateHash = c.After.GateHash
+					if s.Proxy != nil && c.After.Proxy {
+						s.ProxyLimits = c.After.ProxyLimits
+					}
 					if s.Status == state.StatusStopping {
 						// Refresh found it alive and ours after an
 						// interrupted stop (plan's reason says so).
@@ -322,6 +337,9 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 			}))
 			if a.Hooks != nil {
 				detail := "gate settings recorded"
+				if limits {
+					detail = "the proxy's new limits are in force (no restart)"
+				}
 				if c.Before != nil && c.Before.Deposed != nil {
 					detail = fmt.Sprintf("old instance (pid %d) stopped", c.Before.Deposed.PID)
 				}
@@ -789,7 +807,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 		GPUs: d.GPUs, Host: d.Host, Port: d.Port, Image: d.Image,
 		Instance: state.Instance{Driver: d.Driver, LogPath: logPath, LaunchID: driver.NewLaunchID()},
 		Status:   state.StatusStarting, CreatedAt: a.now().UTC(),
-		ConfigHash: d.ConfigHash, GateHash: d.GateHash, Predicted: d.Predicted, ClaimBytes: d.ClaimBytes,
+		ConfigHash: d.ConfigHash, GateHash: d.GateHash, Predicted: d.Predicted, ClaimBytes: d.ClaimBytes, ProxyLimits: d.ProxyLimits,
 	}
 	if key != "" {
 		prev := ""
@@ -948,7 +966,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 // that runs at the new engine and waits until it forwards there.
 func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.Desired, enginePort int, key string) error {
 	r := launch.Request{Name: d.Name, Host: d.Host, Port: d.Port, Backend: enginePort, Kind: d.Engine.Kind, Version: d.Engine.Version,
-		Current: rec.Proxy, Moving: rec.Deposed != nil && rec.Deposed.Proxy != nil}
+		Current: rec.Proxy, Moving: rec.Deposed != nil && rec.Deposed.Proxy != nil, Limits: d.ProxyLimits}
 	// SGLang takes a key only on its command line: the proxy enforces it.
 	if d.Engine.Kind == "sglang" {
 		r.Key = key
