@@ -686,7 +686,7 @@ func APIKey(d *plan.Desired) (string, error) {
 	case d.APIKey != "":
 		return d.APIKey, nil
 	default:
-		return "", errors.New("the plan does not carry the api_key (keys never go into plan files): run apply without a plan file, or give the key with api_key_file")
+		return "", errors.New("the plan does not carry the api_key (a plan file made by an older roofline, which did not seal it): run roofline plan -out again, or apply without a plan file")
 	}
 }
 
