@@ -68,11 +68,49 @@ type ServerReport struct {
 	FailureClass string    `json:"failure_class,omitempty"`
 	FailureCause string    `json:"failure_cause,omitempty"`
 
-	KVTokensMeasured  int64                 `json:"kv_tokens_measured,omitempty"`
-	KVTokensPredicted int64                 `json:"kv_tokens_predicted,omitempty"`
-	GatePassed        *bool                 `json:"gate_passed,omitempty"`
-	GateCheckedAt     time.Time             `json:"gate_checked_at,omitzero"`
-	Bench             *journal.BenchSummary `json:"bench,omitempty"`
+	KVTokensMeasured  int64         `json:"kv_tokens_measured,omitempty"`
+	KVTokensPredicted int64         `json:"kv_tokens_predicted,omitempty"`
+	GatePassed        *bool         `json:"gate_passed,omitempty"`
+	GateCheckedAt     time.Time     `json:"gate_checked_at,omitzero"`
+	Bench             *BenchFigures `json:"bench,omitempty"`
+}
+
+// BenchFigures are the figures of a server's last gate benchmark in the
+// report: the report's own type, so that it changes only when this file
+// does (docs/agent.md).
+type BenchFigures struct {
+	Endpoint             string   `json:"endpoint,omitempty"`
+	MaxConcurrency       int      `json:"max_concurrency,omitempty"`
+	RequestRate          float64  `json:"request_rate,omitempty"`
+	NumPrompts           int      `json:"num_prompts"`
+	InputTokens          int      `json:"input_tokens"`
+	OutputTokens         int      `json:"output_tokens"`
+	Duration             float64  `json:"duration"`
+	Completed            int      `json:"completed"`
+	Failed               int      `json:"failed"`
+	RequestThroughput    float64  `json:"request_throughput"`
+	OutputThroughput     float64  `json:"output_throughput"`
+	TotalTokenThroughput float64  `json:"total_token_throughput"`
+	MedianTTFTMs         float64  `json:"median_ttft_ms"`
+	P99TTFTMs            float64  `json:"p99_ttft_ms"`
+	MedianTPOTMs         float64  `json:"median_tpot_ms"`
+	P99TPOTMs            float64  `json:"p99_tpot_ms"`
+	MedianITLMs          float64  `json:"median_itl_ms"`
+	P99ITLMs             float64  `json:"p99_itl_ms"`
+	MedianE2ELMs         float64  `json:"median_e2el_ms"`
+	P99E2ELMs            float64  `json:"p99_e2el_ms"`
+	Passed               *bool    `json:"passed,omitempty"`
+	Violations           []string `json:"violations,omitempty"`
+}
+
+// benchFigures converts the journal's bench summary, field by field.
+func benchFigures(b *journal.BenchSummary) *BenchFigures {
+	return &BenchFigures{Endpoint: b.Endpoint, MaxConcurrency: b.MaxConcurrency, RequestRate: b.RequestRate, NumPrompts: b.NumPrompts,
+		InputTokens: b.InputTokens, OutputTokens: b.OutputTokens, Duration: b.Duration, Completed: b.Completed, Failed: b.Failed,
+		RequestThroughput: b.RequestThroughput, OutputThroughput: b.OutputThroughput, TotalTokenThroughput: b.TotalTokenThroughput,
+		MedianTTFTMs: b.MedianTTFTMs, P99TTFTMs: b.P99TTFTMs, MedianTPOTMs: b.MedianTPOTMs, P99TPOTMs: b.P99TPOTMs,
+		MedianITLMs: b.MedianITLMs, P99ITLMs: b.P99ITLMs, MedianE2ELMs: b.MedianE2ELMs, P99E2ELMs: b.P99E2ELMs,
+		Passed: b.Passed, Violations: b.Violations}
 }
 
 // observeAll looks at every server of st in parallel; gen says which
@@ -119,7 +157,7 @@ func observeOne(ctx context.Context, s *state.Server, obs Observer, gen Generato
 		if len(s.Gate.Bench) > 0 {
 			var b journal.BenchSummary
 			if json.Unmarshal(s.Gate.Bench, &b) == nil {
-				r.Bench = &b
+				r.Bench = benchFigures(&b)
 			}
 		}
 	}

@@ -7,10 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-multierror"
 	"github.com/roofline/roofline/internal/driver"
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/plan"
@@ -747,231 +745,17 @@ func targetFor(host string, port int, d *plan.Desired) Target {
 	return Target{BaseURL: "http://" + net.JoinHostPort(host, strconv.Itoa(port)), Model: d.Model.ServedName, Engine: d.Engine.Kind, Version: d.Engine.Version}
 }
 
-// create starts the desired server, waits for it, gates it, and promotes it;
-// for create-before-destroy it switches the proxy and then stops the old one.
-func (a *Applier) create(ctx context.Context, c *plan.Change) error {
-	d := c.After
-	start := a.now()
-	if a.Hooks != nil {
-		verb := "Creating..."
-		if c.Action.IsReplace() {
-			verb = "Replacing..."
-		}
-		a.Hooks.Begin(c.Addr, verb)
-	}
-	logPath := filepath.Join(a.StateDir, "logs", d.Name+".log")
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
-		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
-	}
-	key, err := APIKey(d)
-	if err != nil {
-		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
-	}
-	// A key read from a file now was never in the configuration: output
-	// is masked against it from here on.
-	a.Secrets.Add(key)
-	a.mu.Lock()
-	old := a.st.Server(d.Name).Clone()
-	a.mu.Unlock()
-	if old != nil && old.Deposed != nil && old.Deposed.Status == state.StatusKept {
-		// A new rollout replaces the rollback target: the kept previous
-		// instance goes first (its GPU memory is needed).
-		if err := a.Drivers.Stop(ctx, old.Deposed.Instance, a.StopGrace); err != nil {
-			return &ServerError{Addr: c.Addr, Phase: "stop", Err: fmt.Errorf("the kept previous instance (pid %d): %w", old.Deposed.PID, err)}
-		}
-		old.Deposed = nil
-		if err := a.update(func(st *state.File) { st.Servers[d.Name].Deposed = nil }); err != nil {
-			return &ServerError{Addr: c.Addr, Phase: "stop", Err: err}
-		}
-	}
-
-	argv := d.Argv
-	enginePort, engineHost := d.Port, d.Host
-	if d.Proxy {
-		lo, hi := d.BackendPorts[0], d.BackendPorts[1]
-		if lo <= 0 || hi < lo {
-			lo, hi = plan.DefaultBackendPorts[0], plan.DefaultBackendPorts[1]
-		}
-		p, err := proxy.FreePort(lo, hi)
-		if err != nil {
-			return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
-		}
-		enginePort = p
-		// Behind the proxy the engine is private: loopback only.
-		engineHost = "127.0.0.1"
-		argv = withHost(withPort(argv, p), engineHost)
-	}
-	rec := &state.Server{
-		Name: d.Name, Engine: d.Engine, Model: d.Model,
-		Argv: argv, Env: d.Env, Sensitive: d.Sensitive, CommandLen: d.CommandLen,
-		GPUs: d.GPUs, Host: d.Host, Port: d.Port, Image: d.Image,
-		Instance: state.Instance{Driver: d.Driver, LogPath: logPath, LaunchID: driver.NewLaunchID()},
-		Status:   state.StatusStarting, CreatedAt: a.now().UTC(),
-		ConfigHash: d.ConfigHash, GateHash: d.GateHash, Predicted: d.Predicted, ClaimBytes: d.ClaimBytes, ProxyLimits: d.ProxyLimits,
-	}
-	if key != "" {
-		prev := ""
-		if old != nil {
-			prev = old.APIKeyHash
-		}
-		rec.APIKeyHash = secret.HashAgainst(key, prev)
-	}
-	if d.Proxy {
-		rec.BackendPort = enginePort
-	}
-	cbd := c.Action == plan.CreateThenDelete && old != nil && hasProc(old)
-	if old != nil {
-		rec.Proxy = old.Proxy
-		if !cbd && hasProc(old) {
-			// A dead main process can leave workers holding GPU memory.
-			_ = a.Drivers.Stop(ctx, old.Instance, a.StopGrace)
-		}
-	}
-	move := cbd && moving(old, d)
-	if cbd {
-		// The old instance is deposed, not forgotten: a killed apply finds
-		// it in the state and recovers.
-		dep := old.Clone()
-		dep.Proxy = nil
-		dep.Deposed = nil
-		if move {
-			// A new proxy takes the new address; the old one stays with
-			// the old instance until it has drained.
-			dep.Proxy = old.Proxy
-			rec.Proxy = nil
-		}
-		rec.Deposed = dep
-	}
-	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
-		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
-	}
-
-	env := maps.Clone(d.Env)
-	if env == nil {
-		env = map[string]string{}
-	}
-	if key != "" && d.Engine.Kind == "vllm" {
-		// vLLM reads its key from the environment: never on the command
-		// line, where every local user can read it. The state's Env does
-		// not hold it.
-		env["VLLM_API_KEY"] = key
-	}
-	a.mu.Lock()
-	lineage := a.st.Lineage
-	a.mu.Unlock()
-	inst, err := a.Drivers.Start(ctx, driver.LaunchSpec{Driver: d.Driver, Name: d.Name, Argv: argv, Env: env,
-		LogPath: logPath, Dir: a.StateDir, LaunchID: rec.LaunchID,
-		Image: d.Image, GPUs: d.GPUs, ModelPath: d.Model.Path, Lineage: lineage, ConfigHash: d.ConfigHash})
-	if err != nil {
-		return a.fail(ctx, c, rec, old, cbd, "start", err, nil)
-	}
-	proc := &inst
-	rec.Instance = inst.Clone()
-	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
-		return &ServerError{Addr: c.Addr, Phase: "start", Err: unrecorded(err, inst.PID, rec.LaunchID, "its pid")}
-	}
-	a.note(c.Addr, "Started pid %d; waiting for it to load", proc.PID)
-
-	// Health: connection refused while loading is normal (vLLM), so is 503 (SGLang).
-	t := targetFor(engineHost, enginePort, d)
-	t.APIKey = key
-	exited := func() bool { return !a.alive(ctx, *proc) }
-	timeout := d.Gate.HealthTimeout
-	if timeout <= 0 {
-		timeout = 15 * time.Minute
-	}
-	progress := func(el time.Duration) {
-		if a.Hooks != nil {
-			a.Hooks.Progress(c.Addr, el, lastLine(logPath))
-		}
-	}
-	if err := a.Gates.WaitReady(ctx, t, timeout, exited, progress); err != nil {
-		if ctx.Err() != nil {
-			// Ctrl-C: leave the process running and the state true.
-			return &ServerError{Addr: c.Addr, Phase: "health", Err: fmt.Errorf("interrupted while waiting; pid %d is still starting (roofline status shows it, the next plan continues)", proc.PID)}
-		}
-		return a.fail(ctx, c, rec, old, cbd, "health", err, proc)
-	}
-	if fp := logdiag.ParseFootprint(readTail(logPath, 4<<20)); fp != nil {
-		rec.Footprint = footprintOf(fp)
-		a.recordCalibration(ctx, c.Addr, d, rec, fp, t)
-	}
-
-	a.note(c.Addr, "Ready; running the gates")
-	res, gerr := a.Gates.Check(ctx, t, d.Gate)
-	if r, ok := a.Hooks.(GateReporter); ok {
-		r.GateResult(c.Addr, res, gerr)
-	}
-	rec.Gate = res
-	if res != nil {
-		for _, l := range res.Summary {
-			a.note(c.Addr, "%s", l)
-		}
-	}
-	if gerr != nil {
-		return a.fail(ctx, c, rec, old, cbd, "gates", gerr, proc)
-	}
-
-	if d.Proxy {
-		// The gates are recorded before the switch: an apply killed from
-		// here on finishes the rollout forward.
-		if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
-			return &ServerError{Addr: c.Addr, Phase: "gates", Err: unrecorded(err, rec.PID, rec.LaunchID, "that it passed its gates")}
-		}
-		if err := a.ensureProxy(ctx, rec, d, enginePort, key); err != nil {
-			return a.fail(ctx, c, rec, old, cbd, "proxy", err, proc)
-		}
-		if cbd {
-			a.note(c.Addr, "Gates passed; the proxy on port %d switched to the new instance (pid %d)", d.Port, rec.PID)
-		}
-	}
-	// The switch is recorded before the drain.
-	rec.Status = state.StatusReady
-	rec.ReadyAt = a.now().UTC()
-	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
-		return &ServerError{Addr: c.Addr, Phase: "start", Err: unrecorded(err, rec.PID, rec.LaunchID, "that it is ready")}
-	}
-	var cut int64
-	if cbd {
-		n, err := a.retire(ctx, c.Addr, d.Name, rec.Deposed, rec.Proxy, enginePort, d.DrainTimeout, d.KeepPrevious)
-		if err != nil {
-			return err
-		}
-		cut = n
-		a.mu.Lock()
-		rec.Deposed = a.st.Server(d.Name).Clone().Deposed // nil, or the kept one
-		a.mu.Unlock()
-	}
-	if a.Journal != nil {
-		a.Journal(rec, c)
-	}
-	if a.Hooks != nil {
-		verb := "Creation complete"
-		if c.Action.IsReplace() {
-			verb = "Replacement complete"
-		}
-		detail := fmt.Sprintf("pid %d, %s", rec.PID, t.BaseURL)
-		if d.Proxy {
-			detail = fmt.Sprintf("pid %d, port %d through the proxy", rec.PID, d.Port)
-		}
-		if cut > 0 {
-			detail += fmt.Sprintf("; %d request(s) of the old instance cut at the drain limit", cut)
-		}
-		a.Hooks.End(c.Addr, verb, a.now().Sub(start), detail)
-	}
-	return nil
-}
-
 // ensureProxy starts the server's proxy if it has none, or points the one
 // that runs at the new engine and waits until it forwards there.
 func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.Desired, enginePort int, key string) error {
 	r := launch.Request{Name: d.Name, Host: d.Host, Port: d.Port, Backend: enginePort, Kind: d.Engine.Kind, Version: d.Engine.Version,
 		Current: rec.Proxy, Moving: rec.Deposed != nil && rec.Deposed.Proxy != nil, Limits: d.ProxyLimits}
-	// SGLang takes a key only on its command line: the proxy enforces it.
-	if d.Engine.Kind == "sglang" {
+	// An engine that takes a key only on its command line (SGLang): the
+	// proxy enforces it. The proxy listens where the engine would have.
+	if k := engine.LookupOrDefault(d.Engine.Kind); k.APIKeyEnv == "" {
 		r.Key = key
 		if d.Host == "" {
-			r.Host = "127.0.0.1"
+			r.Host = k.DefaultHost
 		}
 	}
 	_, err := a.Proxies.Ensure(ctx, r, func(p *state.Instance, started bool) error {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
@@ -48,8 +49,8 @@ func (a *Applier) recordCalibration(ctx context.Context, addr string, d *plan.De
 	if fp.MaxConcurrency != nil {
 		cal.MaxConcurrency = *fp.MaxConcurrency
 	}
-	if t.Engine == "vllm" {
-		cal.CacheConfigBlocks, cal.CacheConfigTokens = cacheConfigInfo(ctx, t.BaseURL)
+	if k := engine.Lookup(t.Engine); k != nil && k.CacheConfigMetric != "" {
+		cal.CacheConfigBlocks, cal.CacheConfigTokens = cacheConfigInfo(ctx, t.BaseURL, k.CacheConfigMetric)
 	}
 	if d.AutoMaxModelLen > 0 {
 		// max_model_len = "auto": what the engine picked is in /v1/models.
@@ -110,15 +111,13 @@ func servedMaxModelLen(ctx context.Context, t Target) int {
 	return 0
 }
 
-var (
-	cacheInfoLine = regexp.MustCompile(`^vllm:cache_config_info\{(.*)\}\s`)
-	labelPair     = regexp.MustCompile(`(\w+)="([^"]*)"`)
-)
+var labelPair = regexp.MustCompile(`(\w+)="([^"]*)"`)
 
-// cacheConfigInfo reads vllm:cache_config_info from /metrics: the number of
-// GPU blocks and, where the version has it (vLLM PR 42206), the KV size in
-// tokens. Zeros when the series is missing.
-func cacheConfigInfo(ctx context.Context, base string) (blocks, tokens int64) {
+// cacheConfigInfo reads the series metric (vllm:cache_config_info) from
+// /metrics: the number of GPU blocks and, where the version has it (vLLM PR
+// 42206), the KV size in tokens. Zeros when the series is missing.
+func cacheConfigInfo(ctx context.Context, base, metric string) (blocks, tokens int64) {
+	cacheInfoLine := regexp.MustCompile(`^` + regexp.QuoteMeta(metric) + `\{(.*)\}\s`)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/metrics", nil)

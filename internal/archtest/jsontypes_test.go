@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roofline/roofline/internal/agent"
 	"github.com/roofline/roofline/internal/jsonplan"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/views"
@@ -28,6 +29,8 @@ var documents = []struct {
 }{
 	{"the plan document (plan -json, show -json)", reflect.TypeFor[jsonplan.Plan](), []string{"internal/jsonplan"}, nil},
 	// Terraform's resource_key: a string, a number or null.
+	{"check -json and the agent's /report", reflect.TypeFor[agent.Report](), []string{"internal/agent"}, nil},
+	{"show -json of the state", reflect.TypeFor[views.StateDocument](), []string{"internal/views", "internal/jsonplan"}, nil},
 	{"status -json", reflect.TypeFor[[]views.StatusRow](), []string{"internal/views"}, nil},
 	{"the stream (plan -json, apply -json)", reflect.TypeFor[views.Message](), []string{"internal/views", "internal/jsonplan", "internal/diagfmt"}, []string{"Resource.ResourceKey"}},
 }

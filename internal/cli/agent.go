@@ -27,6 +27,7 @@ import (
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
@@ -593,7 +594,7 @@ func runCheck(m *Meta, args []string) int {
 		}
 	}
 	if *jsonOut {
-		printJSON(m.Out, rep)
+		views.WriteReport(m.Out, rep)
 	} else {
 		rep.WriteText(m.Out)
 	}

@@ -1,21 +1,14 @@
 package cli
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
-	"strings"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/hashicorp/go-multierror"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/diagfmt"
@@ -211,7 +204,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		return ExitOK
 	}
 	if fs.NArg() == 0 && !o.autoApprove {
-		if !confirm(m, destroy) {
+		if !m.view().Confirm(m.In, destroy) {
 			fmt.Fprintln(m.Err, "\nApply cancelled.")
 			return ExitError
 		}
@@ -222,7 +215,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	ctx := context.Background()
 	stopping, interrupted, stopSignals := twoStageInterrupt(m)
 	defer stopSignals()
-	var ui apply.Hooks = &applyUI{m: m, started: map[string]time.Time{}, last: map[string]time.Duration{}}
+	var ui apply.Hooks = views.NewApplyUI(m.view(), m.OutTerminal, terminalWidth)
 	if stream != nil {
 		ui = views.NewApplyHooks(stream, j)
 	}
@@ -254,25 +247,23 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	}
 	_, err := ap.Apply(ctx, p, st)
 	if interrupted() {
-		reportInterrupted(m, ap.Outcomes(p))
+		m.view().ApplyInterrupted(ap.Outcomes(p))
 		if err != nil {
-			reportApplyErrors(m, err)
+			m.view().ApplyErrors(err)
 		}
 		return ExitError
 	}
 	add, change, del := p.Counts()
 	if stream != nil {
 		if err != nil {
-			stream.Diagnostics(applyErrorDiags(err))
+			stream.Diagnostics(views.ApplyErrorDiags(err))
 			return ExitError
 		}
 		views.ApplySummary(stream, add, change, del, destroy)
 		return ExitOK
 	}
 	if err != nil {
-		reportApplyErrors(m, err)
-		fmt.Fprint(m.Err, m.colorize("\n[red][bold]Apply failed.[reset] "))
-		fmt.Fprintf(m.Err, "%d server(s) failed; the others went on. Run roofline status to see what runs.\n", countErrs(err))
+		m.view().ApplyFailed(err)
 		return ExitError
 	}
 	if err := applyClusters(m, clusters, destroy); err != nil {
@@ -349,188 +340,6 @@ func loadSavedPlan(m *Meta, o *planOptions, path string) (*plan.Plan, *backend, 
 	return p, b, st, unlock, true
 }
 
-func confirm(m *Meta, destroy bool) bool {
-	if destroy {
-		fmt.Fprint(m.Out, m.colorize("\n[bold]Do you really want to destroy all servers?[reset]\n  roofline will stop every server shown above.\n  Only 'yes' will be accepted to confirm.\n\n  Enter a value: "))
-	} else {
-		fmt.Fprint(m.Out, m.colorize("\n[bold]Do you want to perform these actions?[reset]\n  roofline will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: "))
-	}
-	line, _ := bufio.NewReader(m.In).ReadString('\n')
-	return strings.TrimSpace(line) == "yes"
-}
-
-func countErrs(err error) int {
-	var me *multierror.Error
-	if errors.As(err, &me) {
-		return len(me.Errors)
-	}
-	return 1
-}
-
-// reportApplyErrors prints every server's failure with the classified cause,
-// the action and the log tail.
-func reportApplyErrors(m *Meta, err error) {
-	var errs []error
-	var me *multierror.Error
-	if errors.As(err, &me) {
-		errs = me.Errors
-	} else {
-		errs = []error{err}
-	}
-	for _, e := range errs {
-		var se *apply.ServerError
-		if !errors.As(e, &se) {
-			fmt.Fprintf(m.Err, "%s %v\n", m.colorize("\n[red][bold]Error:[reset]"), e)
-			continue
-		}
-		fmt.Fprintf(m.Err, "%s %s failed (%s): %v\n", m.colorize("\n[red][bold]Error:[reset]"), se.Addr, se.Phase, se.Err)
-		if se.KeptOld {
-			fmt.Fprintln(m.Err, "  The old server was not touched and keeps serving.")
-		}
-		if d := se.Diagnosis; d != nil && d.Class != "" && (d.Class != "unknown" || se.Phase != "gates") {
-			fmt.Fprintf(m.Err, "\n  Cause (%s): %s\n", d.Class, d.Summary)
-			if d.Cause != "" {
-				fmt.Fprintf(m.Err, "  %s\n", d.Cause)
-			}
-			for _, ev := range d.Evidence {
-				fmt.Fprintf(m.Err, "    > %s\n", ev)
-			}
-			if d.Action != "" {
-				fmt.Fprintf(m.Err, "  Action: %s\n", d.Action)
-			}
-		}
-		if len(se.LogTail) > 0 {
-			fmt.Fprintf(m.Err, "\n  Last lines of the log (roofline logs %s):\n", strings.TrimPrefix(se.Addr, "server."))
-			for _, l := range se.LogTail {
-				fmt.Fprintf(m.Err, "    %s\n", l)
-			}
-		}
-	}
-}
-
-// applyUI prints Terraform-style progress lines. Off a terminal it prints a
-// "Still starting..." line every 10 s per server; on a terminal it keeps one
-// live line at the bottom, redrawn in place, with every starting server's
-// elapsed time and the last line of its log.
-type applyUI struct {
-	m       *Meta
-	mu      sync.Mutex
-	started map[string]time.Time
-	last    map[string]time.Duration
-	live    map[string]liveEntry
-	drawn   bool
-	drawAt  time.Time
-}
-
-type liveEntry struct {
-	elapsed time.Duration
-	log     string
-}
-
-// clearLive erases the live line so a permanent line can be printed.
-func (u *applyUI) clearLive() {
-	if u.drawn {
-		fmt.Fprint(u.m.Out, "\r\x1b[K")
-		u.drawn = false
-	}
-}
-
-func (u *applyUI) drawLive() {
-	if !u.m.OutTerminal || len(u.live) == 0 {
-		return
-	}
-	names := make([]string, 0, len(u.live))
-	for n := range u.live {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	width := terminalWidth()
-	var parts []string
-	for _, n := range names {
-		e := u.live[n]
-		part := fmt.Sprintf("%s %s", strings.TrimPrefix(n, "server."), e.elapsed.Round(time.Second))
-		if len(names) == 1 && e.log != "" {
-			part += ": " + e.log
-		}
-		parts = append(parts, part)
-	}
-	line := "starting: " + strings.Join(parts, " | ")
-	if len(names) > 1 {
-		// The last log line of the most recently active server.
-		if e := u.live[names[0]]; e.log != "" {
-			line += " | " + e.log
-		}
-	}
-	if r := []rune(line); len(r) > width-1 {
-		line = string(r[:width-2]) + "…"
-	}
-	fmt.Fprint(u.m.Out, "\r\x1b[K"+u.m.colorize("[dim]"+line+"[reset]"))
-	u.drawn = true
-	u.drawAt = time.Now()
-}
-
-func (u *applyUI) Begin(addr, verb string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.started[addr] = time.Now()
-	slog.Info("apply: begin", "server", addr, "step", verb)
-	u.clearLive()
-	fmt.Fprintf(u.m.Out, "%s: %s\n", u.m.colorize("[bold]"+addr+"[reset]"), verb)
-	u.drawLive()
-}
-
-func (u *applyUI) Progress(addr string, elapsed time.Duration, lastLog string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.m.OutTerminal {
-		if u.live == nil {
-			u.live = map[string]liveEntry{}
-		}
-		u.live[addr] = liveEntry{elapsed, lastLog}
-		if time.Since(u.drawAt) >= 250*time.Millisecond {
-			u.drawLive()
-		}
-		return
-	}
-	if elapsed-u.last[addr] < 10*time.Second {
-		return
-	}
-	u.last[addr] = elapsed
-	line := fmt.Sprintf("%s: Still starting... [%s elapsed]", u.m.colorize("[bold]"+addr+"[reset]"), elapsed.Round(time.Second))
-	if lastLog != "" {
-		line += " " + u.m.colorize("[dim]"+lastLog+"[reset]")
-	}
-	fmt.Fprintln(u.m.Out, line)
-}
-
-// Note prints a step of a rollout ("Gates passed; the proxy ... switched").
-func (u *applyUI) Note(addr, msg string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.clearLive()
-	fmt.Fprintf(u.m.Out, "%s: %s\n", u.m.colorize("[bold]"+addr+"[reset]"), msg)
-	u.drawLive()
-}
-
-func (u *applyUI) End(addr, verb string, elapsed time.Duration, detail string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if elapsed == 0 {
-		if t, ok := u.started[addr]; ok {
-			elapsed = time.Since(t)
-		}
-	}
-	delete(u.live, addr)
-	slog.Info("apply: end", "server", addr, "step", verb, "elapsed", elapsed, "detail", detail)
-	u.clearLive()
-	line := fmt.Sprintf("%s: %s after %s", u.m.colorize("[bold]"+addr+"[reset]"), verb, elapsed.Round(100*time.Millisecond))
-	if detail != "" {
-		line += " [" + detail + "]"
-	}
-	fmt.Fprintln(u.m.Out, line)
-	u.drawLive()
-}
-
 // terminalWidth is the width of the terminal on stdout, 100 if unknown.
 func terminalWidth() int {
 	if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w > 20 {
@@ -578,52 +387,4 @@ func twoStageInterrupt(m *Meta) (stopping <-chan struct{}, interrupted func() bo
 			signal.Stop(sigs)
 			close(done)
 		}
-}
-
-// reportInterrupted prints what an interrupted apply left, per server.
-func reportInterrupted(m *Meta, outs []apply.Outcome) {
-	fmt.Fprint(m.Err, m.colorize("\n[yellow][bold]Apply interrupted.[reset] What each server was left as:\n"))
-	for _, o := range outs {
-		state := "not in the state"
-		if o.Status != "" {
-			state = "state: " + o.Status
-			if o.PID != 0 {
-				state += fmt.Sprintf(", pid %d", o.PID)
-			}
-		}
-		fmt.Fprintf(m.Err, "  %-28s %-12s %s\n", o.Addr, o.What, state)
-	}
-	fmt.Fprintln(m.Err, "Run roofline plan to see what is left to do, roofline apply to do it.")
-}
-
-// applyErrorDiags are apply's per-server failures as diagnostics (apply
-// -json): the phase, the error, the classified cause and the action.
-func applyErrorDiags(err error) []diagfmt.Diag {
-	var errs []error
-	var me *multierror.Error
-	if errors.As(err, &me) {
-		errs = me.Errors
-	} else {
-		errs = []error{err}
-	}
-	var out []diagfmt.Diag
-	for _, e := range errs {
-		var se *apply.ServerError
-		if !errors.As(e, &se) {
-			out = append(out, diagfmt.Diag{Severity: "error", Summary: "Apply failed", Detail: e.Error()})
-			continue
-		}
-		detail := se.Err.Error()
-		if se.KeptOld {
-			detail += ". The old server was not touched and keeps serving."
-		}
-		if d := se.Diagnosis; d != nil && d.Class != "" && d.Class != "unknown" {
-			detail += fmt.Sprintf("\n\nCause (%s): %s", d.Class, d.Summary)
-			if d.Action != "" {
-				detail += "\nAction: " + d.Action
-			}
-		}
-		out = append(out, diagfmt.Diag{Severity: "error", Summary: fmt.Sprintf("%s failed (%s)", se.Addr, se.Phase), Detail: detail})
-	}
-	return out
 }

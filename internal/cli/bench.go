@@ -3,11 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/roofline/roofline/internal/config"
@@ -15,6 +12,7 @@ import (
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
@@ -73,15 +71,27 @@ Options:
 // loadFlags are the flags that change the load (against gate.bench).
 var loadFlags = []string{"concurrency", "request-rate", "requests", "duration", "input-tokens", "output-tokens", "endpoint"}
 
+// benchSide is one server a bench runs on.
+type benchSide struct {
+	t  gate.Target
+	rs *resolvedServer
+}
+
+func (s benchSide) name() string { return targetName(s.t, s.rs) }
+
+// runBench parses the flags, plans the load (gate.PlanBench), runs it on
+// one server or two, records each run of a configured server in the
+// journal, and hands the results to the view.
 func runBench(m *Meta, args []string) int {
 	fs := newFlags("bench")
 	gf := addGateFlags(fs)
-	concurrency := fs.Int("concurrency", 0, "")
-	rate := fs.Float64("request-rate", 0, "")
-	requests := fs.Int("requests", 0, "")
-	duration := fs.Duration("duration", 0, "")
-	inTok := fs.Int("input-tokens", 0, "")
-	outTok := fs.Int("output-tokens", 0, "")
+	var load gate.Load
+	fs.IntVar(&load.Concurrency, "concurrency", 0, "")
+	fs.Float64Var(&load.RequestRate, "request-rate", 0, "")
+	fs.IntVar(&load.Requests, "requests", 0, "")
+	fs.DurationVar(&load.Duration, "duration", 0, "")
+	fs.IntVar(&load.InputTokens, "input-tokens", 0, "")
+	fs.IntVar(&load.OutputTokens, "output-tokens", 0, "")
 	warmup := fs.Int("warmup", 1, "")
 	endpoint := fs.String("endpoint", gate.EndpointCompletions, "")
 	goodput := fs.String("goodput", "", "")
@@ -92,246 +102,96 @@ func runBench(m *Meta, args []string) int {
 	if !parseFlags(m, fs, args) {
 		return ExitError
 	}
-	for _, f := range []struct {
-		name string
-		bad  bool
-	}{
-		{"concurrency", *concurrency < 0}, {"request-rate", *rate < 0}, {"requests", *requests < 0},
-		{"duration", *duration < 0}, {"input-tokens", *inTok < 0}, {"output-tokens", *outTok < 0},
-	} {
-		if f.bad {
-			return usageError(m, "bench", "-"+f.name+" cannot be negative")
-		}
+	if err := load.Validate(); err != nil {
+		return usageError(m, "bench", err.Error())
 	}
 	if *compare != "" && *compareURL != "" {
 		return usageError(m, "bench", "give -compare SERVER2 or -compare-url URL2, not both")
 	}
-	t, rs, ok := resolveTarget(m, "bench", fs.Args(), gf)
-	if !ok {
+	var a benchSide
+	var ok bool
+	if a.t, a.rs, ok = resolveTarget(m, "bench", fs.Args(), gf); !ok {
 		return ExitError
 	}
-
-	spec := gate.BenchSpec{Endpoint: *endpoint, Seed: *seed, Warmup: *warmup}
-	if *warmup == 0 {
-		spec.Warmup = -1 // 0 asked: none (the spec's 0 means the default)
+	load.Set = map[string]bool{}
+	for _, name := range loadFlags {
+		load.Set[name] = fs.Changed(name)
 	}
 	var block *config.Bench
-	if rs != nil && rs.server.Gate != nil && rs.server.Gate.Bench != nil {
-		block = rs.server.Gate.Bench
-		fromBlock := gate.SpecFromConfig(block)
-		spec.Concurrency, spec.RequestRate, spec.Requests = fromBlock.Concurrency, fromBlock.RequestRate, fromBlock.Requests
-		spec.InputTokens, spec.OutputTokens = fromBlock.InputTokens, fromBlock.OutputTokens
+	if a.rs != nil && a.rs.server.Gate != nil {
+		block = a.rs.server.Gate.Bench
 	}
-	changed := false
-	for _, name := range loadFlags {
-		changed = changed || fs.Changed(name)
-	}
-	if fs.Changed("concurrency") {
-		spec.Concurrency = *concurrency
-	}
-	if fs.Changed("request-rate") {
-		spec.RequestRate = *rate
-		if !fs.Changed("concurrency") {
-			spec.Concurrency = 0 // an open loop without a cap unless one is asked
-		}
-	}
-	if fs.Changed("requests") || fs.Changed("duration") {
-		spec.Requests, spec.Duration = *requests, *duration
-	}
-	if fs.Changed("input-tokens") {
-		spec.InputTokens = *inTok
-	}
-	if fs.Changed("output-tokens") {
-		spec.OutputTokens = *outTok
-	}
-	if *goodput != "" {
-		if err := parseGoodput(*goodput, &spec); err != nil {
-			return usageError(m, "bench", err.Error())
-		}
-	}
-	if err := spec.WithDefaults().Validate(); err != nil {
+	bp, err := gate.PlanBench(block, load, *endpoint, *warmup, *seed, *goodput)
+	if err != nil {
 		return usageError(m, "bench", err.Error())
 	}
-
-	var tB gate.Target
-	var rsB *resolvedServer
-	comparing := *compare != "" || *compareURL != ""
-	if comparing {
+	var b *benchSide
+	if *compare != "" || *compareURL != "" {
 		var cargs []string
 		if *compare != "" {
 			cargs = []string{*compare}
 		}
 		empty := ""
-		tB, rsB, ok = resolveTarget(m, "bench", cargs, gateFlags{url: compareURL, model: &empty, engine: &empty, apiKeyFile: &empty})
-		if !ok {
+		b = &benchSide{}
+		if b.t, b.rs, ok = resolveTarget(m, "bench", cargs, gateFlags{url: compareURL, model: &empty, engine: &empty, apiKeyFile: &empty}); !ok {
 			return ExitError
 		}
 	}
-
+	view := views.NewBench(views.TypeOf(*jsonOut), m.view(), m.ErrTerminal)
 	ctx, cancel := interruptible()
 	defer cancel()
-	resA, errA := runOneBench(ctx, m, t, rs, spec, *jsonOut)
-	if errA != nil {
-		fmt.Fprintf(m.Err, "Error: benchmark of %s: %v\n", targetName(t, rs), errA)
-		if resA == nil {
+	if b != nil {
+		return benchCompare(ctx, m, view, bp, a, *b)
+	}
+	res, err := runOneBench(ctx, view, a, bp.Spec)
+	if err != nil {
+		view.Failed(a.name(), err)
+		if res == nil {
 			return ExitError
 		}
 	}
-	var checks []gate.ThresholdCheck
-	checked := block != nil && !changed
-	if checked {
-		checks = gate.EvaluateThresholds(resA, block)
+	checks := bp.Thresholds(res)
+	if err == nil { // an interrupted run is shown but not recorded
+		appendBenchJournal(m, a.rs, a.t, res, checks, bp.Checked)
 	}
-	code := ExitOK
-	if errA != nil {
-		code = ExitError // an interrupted run is shown but not recorded
-	} else {
-		appendBenchJournal(m, rs, t, resA, checks, checked)
+	addr := ""
+	if a.rs != nil && bp.Block != nil {
+		addr = a.rs.server.Addr()
 	}
-
-	if comparing {
-		if errA != nil {
-			return code
-		}
-		resB, errB := runOneBench(ctx, m, tB, rsB, spec, *jsonOut)
-		if errB != nil {
-			fmt.Fprintf(m.Err, "Error: benchmark of %s: %v\n", targetName(tB, rsB), errB)
-			return ExitError
-		}
-		appendBenchJournal(m, rsB, tB, resB, nil, false)
-		if *jsonOut {
-			printJSON(m.Out, map[string]*gate.BenchResult{"a": resA, "b": resB})
-			return code
-		}
-		gate.RenderCompare(m.Out, targetName(t, rs), targetName(tB, rsB), resA, resB)
-		for _, side := range []struct {
-			name string
-			r    *gate.BenchResult
-		}{{"A", resA}, {"B", resB}} {
-			for _, n := range side.r.Notes() {
-				fmt.Fprintf(m.Out, "%s: %s\n", side.name, n)
-			}
-		}
-		if !sameWork(resA, resB) {
-			fmt.Fprintln(m.Out, "Warning: the two servers did not do the same work (token totals differ); compare the throughputs with care.")
-		}
-		return code
+	view.Result(res, addr, bp.Checked, checks)
+	if err != nil || !gate.Passed(checks) {
+		return ExitError
 	}
-
-	if *jsonOut {
-		printJSON(m.Out, resA)
-	} else {
-		resA.Render(m.Out)
-	}
-	if rs != nil && block != nil && !*jsonOut {
-		if !checked {
-			fmt.Fprintf(m.Out, "Thresholds of %s gate.bench not checked: the load differs from the block's.\n", rs.server.Addr())
-		} else {
-			fmt.Fprintf(m.Out, "Thresholds of %s gate.bench:\n", rs.server.Addr())
-			for _, c := range checks {
-				mark := "pass"
-				if !c.OK {
-					mark = "FAIL"
-				}
-				fmt.Fprintf(m.Out, "  %s  %s\n", mark, c.Message)
-			}
-		}
-	}
-	for _, c := range checks {
-		if !c.OK {
-			code = ExitError
-		}
-	}
-	return code
+	return ExitOK
 }
 
-// sameWork reports whether two runs generated and read the same tokens.
-func sameWork(a, b *gate.BenchResult) bool {
-	return a.TotalOutputTokens == b.TotalOutputTokens && a.Completed == b.Completed &&
-		(!a.InputTokensExact || !b.InputTokensExact || a.TotalInputTokens == b.TotalInputTokens)
-}
-
-// parseGoodput reads vLLM's --goodput syntax: "ttft:MS tpot:MS e2el:MS",
-// separated by spaces or commas.
-func parseGoodput(s string, spec *gate.BenchSpec) error {
-	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' }) {
-		name, val, found := strings.Cut(part, ":")
-		msv, err := strconv.ParseFloat(val, 64)
-		if !found || err != nil || msv <= 0 {
-			return fmt.Errorf("-goodput %q: write SLOs as name:milliseconds, e.g. ttft:500 tpot:50", part)
-		}
-		d := time.Duration(msv * float64(time.Millisecond))
-		switch name {
-		case "ttft":
-			spec.GoodputTTFT = d
-		case "tpot":
-			spec.GoodputTPOT = d
-		case "e2el":
-			spec.GoodputE2EL = d
-		default:
-			return fmt.Errorf("-goodput: unknown SLO %q; use ttft, tpot or e2el", name)
-		}
+// benchCompare runs the load on a, then on b, and shows both. a's
+// thresholds go into its journal entry only; b's block is not checked.
+func benchCompare(ctx context.Context, m *Meta, view views.Bench, bp gate.BenchPlan, a, b benchSide) int {
+	resA, err := runOneBench(ctx, view, a, bp.Spec)
+	if err != nil {
+		view.Failed(a.name(), err)
+		return ExitError
 	}
-	return nil
+	checks := bp.Thresholds(resA)
+	appendBenchJournal(m, a.rs, a.t, resA, checks, bp.Checked)
+	resB, err := runOneBench(ctx, view, b, bp.Spec)
+	if err != nil {
+		view.Failed(b.name(), err)
+		return ExitError
+	}
+	appendBenchJournal(m, b.rs, b.t, resB, nil, false)
+	view.Compare(a.name(), b.name(), resA, resB)
+	return ExitOK
 }
 
-// runOneBench runs spec against one target, drawing a progress bar on a
-// terminal.
-func runOneBench(ctx context.Context, m *Meta, t gate.Target, rs *resolvedServer, spec gate.BenchSpec, quiet bool) (*gate.BenchResult, error) {
-	full := spec.WithDefaults()
-	client := gate.NewClient(max(full.Concurrency, 64))
+// runOneBench runs spec against one side, with the view's progress.
+func runOneBench(ctx context.Context, view views.Bench, side benchSide, spec gate.BenchSpec) (*gate.BenchResult, error) {
+	client := gate.NewClient(max(spec.WithDefaults().Concurrency, 64))
 	defer client.CloseIdleConnections()
-	var progress func(done, total int)
-	var bar *benchBar
-	if m.ErrTerminal {
-		bar = &benchBar{w: m.Err, label: "Benchmarking " + targetName(t, rs)}
-		progress = bar.update
-	} else if !quiet {
-		fmt.Fprintf(m.Err, "Benchmarking %s at %s...\n", targetName(t, rs), t.BaseURL)
-	}
-	res, err := gate.Bench(ctx, client, t, spec, progress)
-	if bar != nil {
-		bar.finish()
-	}
-	return res, err
-}
-
-// benchBar draws "label [=====>    ] 45/100" on one terminal line.
-type benchBar struct {
-	w     io.Writer
-	label string
-	mu    sync.Mutex
-	last  time.Time
-	drawn bool
-}
-
-func (p *benchBar) update(done, total int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if time.Since(p.last) < 100*time.Millisecond && done != total {
-		return
-	}
-	p.last = time.Now()
-	p.drawn = true
-	if total <= 0 {
-		fmt.Fprintf(p.w, "\r%s: %d requests done", p.label, done)
-		return
-	}
-	const width = 30
-	fill := width * done / total
-	line := strings.Repeat("=", fill)
-	if fill < width {
-		line += ">" + strings.Repeat(" ", width-fill-1)
-	}
-	fmt.Fprintf(p.w, "\r%s [%s] %d/%d", p.label, line, done, total)
-}
-
-func (p *benchBar) finish() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
+	progress, done := view.Started(side.name(), side.t.BaseURL)
+	defer done()
+	return gate.Bench(ctx, client, side.t, spec, progress)
 }
 
 // appendBenchJournal records a bench of a configured server: the engine
@@ -364,13 +224,7 @@ func appendBenchJournal(m *Meta, rs *resolvedServer, t gate.Target, res *gate.Be
 			}
 		}
 	}
-	var violations []gate.Violation
-	for _, c := range checks {
-		if !c.OK {
-			violations = append(violations, c.Violation)
-		}
-	}
-	e := journal.Bench(time.Now(), served, journalHost(benchSnapshot(rs.cfg)), t.BaseURL, res.Summary(violations, checked))
+	e := journal.Bench(time.Now(), served, journalHost(benchSnapshot(rs.cfg)), t.BaseURL, res.Summary(gate.Violations(checks), checked))
 	if err := journal.Append(journal.Path(dir), e); err != nil {
 		fmt.Fprintf(m.Err, "Warning: the run was not recorded in the journal: %v\n", err)
 	}

@@ -2,11 +2,9 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/roofline/roofline/internal/apply"
-	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/gate"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
@@ -42,7 +40,7 @@ func (g gates) Check(ctx context.Context, t apply.Target, spec *plan.GateSpec) (
 	if spec != nil {
 		gs = gate.Spec{SmokeToolcall: spec.SmokeToolcall, Reasoning: spec.Reasoning, Bench: spec.Bench}
 	}
-	gs.CheckHealth = func(h *gate.HealthResult) error { return checkServedVersion(t, h) }
+	gs.CheckHealth = gate.ServesVersion(t.Version)
 	r, err := gate.Runner{}.Run(ctx, gateTarget(t), gs)
 	return &state.GateResult{Passed: r.Passed, CheckedAt: r.CheckedAt, Health: r.Health, Smoke: r.Smoke, Bench: r.Bench, Summary: r.Summary}, err
 }
@@ -93,17 +91,3 @@ func journalHost(sn *gpu.Snapshot) *journal.Host {
 
 // gateVerdict reads a stored gate result: "pass", "fail" or "skipped".
 var gateVerdict = journal.GateVerdict
-
-// checkServedVersion compares the version the running engine reports
-// (/version, /server_info) with the pin: plan checked the pinned version
-// with a probe, and this makes sure the process that actually started is
-// that install (a PATH or venv that differs between the probe and the
-// engine would otherwise go unnoticed). An engine that reports no version
-// passes.
-func checkServedVersion(t apply.Target, h *gate.HealthResult) error {
-	if h == nil || h.Version == "" || t.Version == "" || engine.SameVersion(t.Version, h.Version) {
-		return nil
-	}
-	return fmt.Errorf("health: the engine reports version %s, but the configuration pins %s: the process that started is not the install plan checked. "+
-		"Check the engine's command and its env (PATH, VIRTUAL_ENV, PYTHONPATH), which the probe and the engine share", h.Version, t.Version)
-}

@@ -2,19 +2,17 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/engine/kinds"
 	"github.com/roofline/roofline/internal/gate"
 	"github.com/roofline/roofline/internal/suggest"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
@@ -83,10 +81,8 @@ func resolveTarget(m *Meta, cmd string, args []string, gf gateFlags) (t gate.Tar
 	case len(args) == 0 && *gf.url == "":
 		return bad("name a SERVER of the configuration, or give -url URL")
 	}
-	switch *gf.engine {
-	case "", gate.EngineVLLM, gate.EngineSGLang:
-	default:
-		return bad(fmt.Sprintf("-engine %q is not vllm or sglang", *gf.engine))
+	if e := *gf.engine; e != "" && !kinds.Known(e) {
+		return bad(fmt.Sprintf("-engine %q is not %s", e, kinds.Or(false)))
 	}
 	key := ""
 	if gf.apiKeyFile != nil && *gf.apiKeyFile != "" {
@@ -117,7 +113,7 @@ func resolveTarget(m *Meta, cmd string, args []string, gf gateFlags) (t gate.Tar
 		return t, nil, false
 	}
 	rs = &resolvedServer{cfg: cfg, server: srv, engine: cfg.Engines[srv.Engine], model: cfg.Models[srv.Model]}
-	t = serverTarget(rs)
+	t = gate.ServerTarget(srv, rs.engine, rs.model)
 	switch {
 	case key != "":
 		t.APIKey = key
@@ -141,28 +137,6 @@ func resolveTarget(m *Meta, cmd string, args []string, gf gateFlags) (t gate.Tar
 	return t, rs, true
 }
 
-// serverTarget is where a configured server answers: its host when it
-// binds one address (a wildcard bind is reached on the loopback), its
-// port, its served model name and its engine kind.
-func serverTarget(rs *resolvedServer) gate.Target {
-	host := rs.server.Host
-	switch host {
-	case "", "0.0.0.0", "::", "[::]":
-		host = "127.0.0.1"
-	}
-	t := gate.Target{BaseURL: "http://" + net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(rs.server.Port))}
-	if rs.model != nil {
-		t.Model = rs.model.ServedName
-		if t.Model == "" {
-			t.Model = rs.model.Name
-		}
-	}
-	if rs.engine != nil {
-		t.Engine = rs.engine.Kind
-	}
-	return t
-}
-
 // targetName names a target in output: server.NAME or its URL.
 func targetName(t gate.Target, rs *resolvedServer) string {
 	if rs != nil {
@@ -174,32 +148,6 @@ func targetName(t gate.Target, rs *resolvedServer) string {
 // interruptible returns a context that Ctrl-C cancels.
 func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt)
-}
-
-// printJSON writes v indented, without HTML escaping (details quote <tool_call>).
-func printJSON(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
-}
-
-// printChecks writes one line per check.
-func printChecks(w io.Writer, checks []gate.Check) {
-	width := 0
-	for _, c := range checks {
-		width = max(width, len(c.Name))
-	}
-	for _, c := range checks {
-		mark := "ok  "
-		switch {
-		case c.Skipped:
-			mark = "skip"
-		case !c.OK:
-			mark = "FAIL"
-		}
-		fmt.Fprintf(w, "  %s  %-*s  %s\n", mark, width, c.Name, c.Detail)
-	}
 }
 
 func runHealth(m *Meta, args []string) int {
@@ -218,24 +166,7 @@ func runHealth(m *Meta, args []string) int {
 	client := gate.NewClient(4)
 	defer client.CloseIdleConnections()
 	res, err := gate.Health(ctx, client, t)
-	if *jsonOut {
-		printJSON(m.Out, res)
-	} else {
-		engine := res.Engine
-		if res.Version != "" {
-			engine += " " + res.Version
-		}
-		if engine == "" {
-			engine = "engine unknown"
-		}
-		fmt.Fprintf(m.Out, "Health of %s at %s (%s), model %q\n", targetName(t, rs), t.BaseURL, strings.TrimSpace(engine), res.Target.Model)
-		printChecks(m.Out, res.Checks)
-		if err == nil {
-			fmt.Fprintln(m.Out, "Healthy.")
-		} else {
-			fmt.Fprintf(m.Out, "Not healthy: %d of %d checks failed.\n", len(res.Failed()), len(res.Checks))
-		}
-	}
+	views.NewChecks(views.TypeOf(*jsonOut), m.view()).Health(targetName(t, rs), t, res, err)
 	if err != nil {
 		return ExitError
 	}

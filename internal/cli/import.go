@@ -8,6 +8,7 @@ import (
 
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/driver/process"
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/portcheck"
 	"github.com/roofline/roofline/internal/state"
@@ -185,7 +186,7 @@ func generateConfig(m *Meta, o planOptions, name string, id config.ImportID, pat
 		fmt.Fprintf(m.Err, "Error: Cannot import: %v\n", ip.Err)
 		return ExitError
 	}
-	src, notes, err := config.GenerateServer(cfg, strings.SplitN(name, "[", 2)[0], ip.Cmdline, ip.Env)
+	src, notes, err := engine.GenerateServer(cfg, strings.SplitN(name, "[", 2)[0], ip.Cmdline, ip.Env)
 	if err != nil {
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return ExitError

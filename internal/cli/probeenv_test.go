@@ -6,9 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/driver"
-	"github.com/roofline/roofline/internal/gate"
 )
 
 // TestProbeSeesTheEngineEnvironment: the probe of an engine runs with the
@@ -28,24 +26,5 @@ func TestProbeSeesTheEngineEnvironment(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Fatalf("probe environment\n%v\nwant the engine's\n%v", got, want)
-	}
-}
-
-func TestHealthGateComparesTheServedVersion(t *testing.T) {
-	for _, tc := range []struct {
-		pinned, served string
-		fails          bool
-	}{
-		{"0.16.0", "0.16.0", false},
-		{"0.16.0", "", false}, // an engine that does not say
-		{"0.16.0", "0.8.5", true},
-	} {
-		err := checkServedVersion(apply.Target{Version: tc.pinned}, &gate.HealthResult{Version: tc.served})
-		if (err != nil) != tc.fails {
-			t.Errorf("pinned %s served %q: %v", tc.pinned, tc.served, err)
-		}
-		if err != nil && (!strings.Contains(err.Error(), "reports version 0.8.5") || !strings.Contains(err.Error(), "pins 0.16.0")) {
-			t.Errorf("the error must give both versions: %v", err)
-		}
 	}
 }

@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/roofline/roofline/internal/gate"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
@@ -72,17 +72,7 @@ func runSmoke(m *Meta, args []string) int {
 	client := gate.NewClient(4)
 	defer client.CloseIdleConnections()
 	res, err := gate.Smoke(ctx, client, t, opts)
-	if *jsonOut {
-		printJSON(m.Out, res)
-	} else {
-		fmt.Fprintf(m.Out, "Smoke test of %s at %s, model %q\n", targetName(t, rs), t.BaseURL, t.Model)
-		printChecks(m.Out, res.Steps)
-		if err == nil {
-			fmt.Fprintln(m.Out, "Tool calls work.")
-		} else {
-			fmt.Fprintf(m.Out, "Smoke test failed: %d of %d steps.\n", len(res.Failed()), len(res.Steps))
-		}
-	}
+	views.NewChecks(views.TypeOf(*jsonOut), m.view()).Smoke(targetName(t, rs), t, res, err)
 	if err != nil {
 		return ExitError
 	}

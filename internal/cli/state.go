@@ -2,19 +2,15 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"github.com/roofline/roofline/internal/journal"
-	"maps"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/roofline/roofline/internal/driver/process"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/suggest"
+	"github.com/roofline/roofline/internal/views"
 	"github.com/spf13/pflag"
 )
 
@@ -215,44 +211,7 @@ func runStateList(m *Meta, args []string) int {
 	if !ok {
 		return ExitError
 	}
-	if *jsonOut {
-		type entry struct {
-			Address string          `json:"address"`
-			Name    string          `json:"name"`
-			Status  string          `json:"status"`
-			Driver  string          `json:"driver"`
-			PID     int             `json:"pid"`
-			Port    int             `json:"port"`
-			GPUs    []int           `json:"gpus"`
-			Engine  state.EngineRef `json:"engine"`
-			Model   state.ModelRef  `json:"model"`
-		}
-		out := struct {
-			FormatVersion int     `json:"format_version"`
-			StatePath     string  `json:"state_path"`
-			Serial        uint64  `json:"serial"`
-			Lineage       string  `json:"lineage"`
-			Servers       []entry `json:"servers"`
-		}{state.CurrentFormat, sm.StatePath(), f.Serial, f.Lineage, []entry{}}
-		for _, n := range f.Names() {
-			s := f.Servers[n]
-			gpus := s.GPUs
-			if gpus == nil {
-				gpus = []int{}
-			}
-			out.Servers = append(out.Servers, entry{s.Addr(), s.Name, s.Status, s.Driver, s.PID, s.Port, gpus, s.Engine, s.Model})
-		}
-		b, _ := json.MarshalIndent(out, "", "  ")
-		fmt.Fprintln(m.Out, string(b))
-		return ExitOK
-	}
-	if len(f.Servers) == 0 {
-		fmt.Fprintf(m.Err, "The state (%s) records no servers.\n", sm.StatePath())
-		return ExitOK
-	}
-	for _, n := range f.Names() {
-		fmt.Fprintln(m.Out, f.Servers[n].Addr())
-	}
+	views.NewStateList(views.TypeOf(*jsonOut), m.view()).List(sm.StatePath(), f)
 	return ExitOK
 }
 
@@ -279,160 +238,8 @@ func runStateShow(m *Meta, args []string) int {
 		fmt.Fprintf(m.Err, "Error: %v.\n", err)
 		return ExitError
 	}
-	s := servers[0]
-	if *jsonOut {
-		b, _ := json.MarshalIndent(s, "", "  ")
-		fmt.Fprintln(m.Out, string(b))
-		return ExitOK
-	}
-	writeServer(m, s)
+	views.NewStateShow(views.TypeOf(*jsonOut), m.view()).Server(servers[0])
 	return ExitOK
-}
-
-// writeServer prints one server record for people.
-func writeServer(m *Meta, s *state.Server) {
-	w := m.Out
-	fmt.Fprintf(w, "# %s\n", s.Addr())
-	row := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(w, "  %-12s %s\n", k, v)
-		}
-	}
-	status := s.Status
-	if !s.ReadyAt.IsZero() && s.Status == state.StatusReady {
-		status += " since " + s.ReadyAt.UTC().Format(time.RFC3339)
-	}
-	row("status", status)
-	row("engine", fmt.Sprintf("engine.%s: %s %s (identity %s)", s.Engine.Name, s.Engine.Kind, s.Engine.Version, orNone(s.Engine.Identity)))
-	row("model", fmt.Sprintf("model.%s: %s served as %q (fingerprint %s)", s.Model.Name, s.Model.Path, s.Model.ServedName, orNone(s.Model.Fingerprint)))
-	host := s.Host
-	if host == "" {
-		host = "*"
-	}
-	listen := host + ":" + strconv.Itoa(s.Port)
-	if s.BackendPort > 0 {
-		listen += fmt.Sprintf(" (proxy; engine on port %d)", s.BackendPort)
-	}
-	row("listen", listen)
-	row("gpus", joinInts(s.GPUs))
-	row("driver", s.Driver)
-	switch s.Driver {
-	case state.DriverDocker:
-		row("container", s.ID)
-	default:
-		if s.PID > 0 {
-			row("pid", fmt.Sprintf("%d (process group %d, start time %d, boot %s)", s.PID, s.Group, s.StartTime, orNone(s.BootID)))
-		}
-	}
-	row("log", s.LogPath)
-	if p := s.Proxy; p != nil {
-		row("proxy", fmt.Sprintf("pid %d (process group %d, start time %d), log %s", p.PID, p.Group, p.StartTime, orNone(p.LogPath)))
-	}
-	row("launch id", s.LaunchID)
-	if !s.CreatedAt.IsZero() {
-		row("created", s.CreatedAt.UTC().Format(time.RFC3339))
-	}
-	row("config hash", s.ConfigHash)
-	row("gate hash", s.GateHash)
-	for i, line := range argvLines(s.Argv) {
-		k := ""
-		if i == 0 {
-			k = "argv"
-		}
-		fmt.Fprintf(w, "  %-12s %s\n", k, line)
-	}
-	if len(s.Cmdline) > 0 && strings.Join(s.Cmdline, " ") != strings.Join(s.Argv, " ") {
-		row("cmdline", strings.Join(quoteWords(s.Cmdline), " "))
-	}
-	first := true
-	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-		key := ""
-		if first {
-			key, first = "env", false
-		}
-		fmt.Fprintf(w, "  %-12s %s=%s\n", key, k, s.Env[k])
-	}
-	if g := s.Gate; g != nil {
-		verdict := "failed"
-		if g.Passed {
-			verdict = "passed"
-		}
-		if !g.CheckedAt.IsZero() {
-			verdict += " at " + g.CheckedAt.UTC().Format(time.RFC3339)
-		}
-		row("gate", verdict)
-		for _, part := range []struct {
-			name string
-			raw  json.RawMessage
-		}{{"health", g.Health}, {"smoke", g.Smoke}, {"bench", g.Bench}} {
-			if line := gateLine(part.name, part.raw); line != "" {
-				row("", line)
-			}
-		}
-	}
-	if s.Footprint != nil {
-		row("measured", footprintText(s.Footprint))
-	}
-	if s.Predicted != nil {
-		row("predicted", footprintText(s.Predicted))
-	}
-	if d := s.Deposed; d != nil {
-		row("deposed", fmt.Sprintf("the previous instance, kept while its replacement starts: status %s, engine %s %s, pid %d, port %d, log %s",
-			d.Status, d.Engine.Kind, d.Engine.Version, d.PID, d.Port, orNone(d.LogPath)))
-	}
-}
-
-func footprintText(f *state.Footprint) string {
-	return fmt.Sprintf("weights %.2f GiB, KV cache %.2f GiB = %d tokens, %.2fx full-context requests",
-		f.WeightsGiB, f.KVCacheGiB, f.KVTokens, f.MaxConcurrency)
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}
-
-func joinInts(v []int) string {
-	parts := make([]string, len(v))
-	for i, n := range v {
-		parts[i] = strconv.Itoa(n)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// argvLines breaks a command line before each long flag, so each flag and
-// its value read as one line.
-func argvLines(argv []string) []string {
-	var lines []string
-	var cur []string
-	for i, a := range quoteWords(argv) {
-		if i > 0 && strings.HasPrefix(argv[i], "--") && len(cur) > 0 {
-			lines = append(lines, strings.Join(cur, " "))
-			cur = nil
-		}
-		cur = append(cur, a)
-	}
-	if len(cur) > 0 {
-		lines = append(lines, strings.Join(cur, " "))
-	}
-	for i := 1; i < len(lines); i++ {
-		lines[i] = "  " + lines[i]
-	}
-	return lines
-}
-
-// quoteWords quotes the words a shell would split or expand.
-func quoteWords(words []string) []string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		if w == "" || strings.ContainsAny(w, " \t\n\"'\\$`|&;<>(){}*?[]#~") {
-			w = strconv.Quote(w)
-		}
-		out[i] = w
-	}
-	return out
 }
 
 func runStateRm(m *Meta, args []string) int {
@@ -474,111 +281,50 @@ func runStateRm(m *Meta, args []string) int {
 			f.Remove(s.Name)
 		}
 	}
-	verb := "Removed"
-	if *dryRun {
-		verb = "Would remove"
-	} else if err := sm.Write(f); err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
-		return ExitError
+	if !*dryRun {
+		if err := sm.Write(f); err != nil {
+			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			return ExitError
+		}
 	}
+	var forgotten []views.StateForgotten
 	done := map[string]bool{}
 	for _, s := range servers {
 		if done[s.Name] {
 			continue
 		}
 		done[s.Name] = true
-		fmt.Fprintf(m.Out, "%s %s from the state; it was not stopped.\n", verb, s.Addr())
-		fmt.Fprintf(m.Out, "  %s\n", forgottenHint(s))
-		if s.Proxy != nil && s.Proxy.PID > 0 {
-			fmt.Fprintf(m.Out, "  Its front proxy: %s\n", processHint(*s.Proxy, s.Port))
-		}
-		if s.Deposed != nil {
-			fmt.Fprintf(m.Out, "  Its previous instance, kept during a rollout: %s\n", forgottenHint(s.Deposed))
-		}
+		forgotten = append(forgotten, forgottenOf(s))
 	}
-	if !*dryRun {
-		fmt.Fprintf(m.Out, "State serial %d. roofline no longer manages the servers above; the next plan sees their ports and GPUs as taken.\n", f.Serial)
-	}
+	m.view().StateRm(forgotten, *dryRun, f.Serial)
 	return ExitOK
 }
 
-// forgottenHint says how to find and stop a forgotten server by hand.
-func forgottenHint(s *state.Server) string {
-	switch {
-	case s.Driver == state.DriverDocker && s.ID != "":
-		return fmt.Sprintf("Container %s on port %d. To stop it: docker stop %s", s.ID, s.Port, s.ID)
-	case s.PID > 0:
-		port := s.Port
-		if s.BackendPort > 0 {
-			port = s.BackendPort
-		}
-		return processHint(s.Instance, port)
+// forgottenOf looks for what still runs of a server state rm forgets:
+// its processes (a container is left to docker), its proxy, its previous
+// instance.
+func forgottenOf(s *state.Server) views.StateForgotten {
+	f := views.StateForgotten{Server: s, Main: seenOf(s)}
+	if s.Proxy != nil && s.Proxy.PID > 0 {
+		f.Proxy = readProcess(*s.Proxy)
 	}
-	return fmt.Sprintf("No process is recorded for it (status %s).", s.Status)
+	if s.Deposed != nil {
+		f.Deposed = seenOf(s.Deposed)
+	}
+	return f
 }
 
-// processHint says whether the process behind h still runs and how to stop it.
-func processHint(h state.Instance, port int) string {
-	pg := h.Group
-	if pg <= 0 {
-		pg = h.PID
+func seenOf(s *state.Server) *views.ProcessSeen {
+	if (s.Driver == state.DriverDocker && s.ID != "") || s.PID <= 0 {
+		return nil
 	}
-	stop := fmt.Sprintf("To stop it and its workers: kill -TERM -- -%d", pg)
+	return readProcess(s.Instance)
+}
+
+func readProcess(h state.Instance) *views.ProcessSeen {
 	obs, err := process.New().Read(context.Background(), h)
-	switch {
-	case err != nil:
-		return fmt.Sprintf("Pid %d (process group %d, port %d) may still run (%v). %s", h.PID, pg, port, err, stop)
-	case !obs.Remains():
-		return fmt.Sprintf("Its process (pid %d) is no longer running; there is nothing to stop.", h.PID)
-	case !obs.Alive:
-		return fmt.Sprintf("Its main process (pid %d) has exited, but processes %s of its session still run (workers holding GPU memory?). To stop them: kill -TERM %s",
-			h.PID, joinInts(obs.PIDs), strings.ReplaceAll(joinInts(obs.PIDs), ",", ""))
+	if err != nil {
+		return &views.ProcessSeen{Err: err}
 	}
-	return fmt.Sprintf("Still running: pid %d (process group %d) on port %d. %s", h.PID, pg, port, stop)
-}
-
-// gateLine says in words what one gate's recorded result was: "health:
-// pass, 6 checks", the checks that failed, or the bench's figures
-// (state show -json keeps the whole record).
-func gateLine(name string, raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	if name == "bench" {
-		var b journal.BenchSummary
-		if json.Unmarshal(raw, &b) != nil || b.Completed+b.Failed == 0 {
-			return "bench: " + gateVerdict(raw)
-		}
-		return fmt.Sprintf("bench: %s; %d requests (%d failed) at concurrency %d: %.0f output tok/s, %.2f req/s, TTFT p99 %.0f ms, TPOT p99 %.1f ms, ITL p99 %.1f ms",
-			gateVerdict(raw), b.Completed+b.Failed, b.Failed, b.MaxConcurrency, b.OutputThroughput, b.RequestThroughput, b.P99TTFTMs, b.P99TPOTMs, b.P99ITLMs)
-	}
-	var r struct {
-		Checks []struct {
-			Name    string `json:"name"`
-			OK      bool   `json:"ok"`
-			Skipped bool   `json:"skipped"`
-			Detail  string `json:"detail"`
-		} `json:"checks"`
-		Steps json.RawMessage `json:"steps"`
-	}
-	if json.Unmarshal(raw, &r) != nil {
-		return name + ": recorded (state show -json shows it)"
-	}
-	if len(r.Steps) > 0 {
-		_ = json.Unmarshal(r.Steps, &r.Checks)
-	}
-	var failed []string
-	for _, c := range r.Checks {
-		if !c.OK && !c.Skipped {
-			failed = append(failed, c.Name+" ("+c.Detail+")")
-		}
-	}
-	line := name + ": " + gateVerdict(raw)
-	if len(r.Checks) > 0 {
-		line += fmt.Sprintf(", %d checks", len(r.Checks))
-	}
-	if len(failed) > 0 {
-		line += "; failed: " + strings.Join(failed, "; ")
-	}
-	return line
+	return &views.ProcessSeen{Remains: obs.Remains(), Alive: obs.Alive, PIDs: obs.PIDs}
 }

@@ -45,18 +45,3 @@ func TestStatusDuringRollout(t *testing.T) {
 		t.Fatalf("json: exit %d\n%s", code, out)
 	}
 }
-
-func TestGateLine(t *testing.T) {
-	tests := []struct{ name, raw, want string }{
-		{"health", `{"ok":true,"checks":[{"name":"/health","ok":true},{"name":"/v1/models","ok":true}]}`, "health: pass, 2 checks"},
-		{"smoke", `{"ok":false,"steps":[{"name":"tool call","ok":false,"detail":"no tool_calls"},{"name":"x","ok":true}]}`, "smoke: fail, 2 checks; failed: tool call (no tool_calls)"},
-		{"bench", `{"max_concurrency":16,"completed":64,"failed":0,"output_throughput":1363.4,"request_throughput":21.29,"p99_ttft_ms":54,"p99_tpot_ms":12.2,"p99_itl_ms":38.8}`,
-			"bench: pass; 64 requests (0 failed) at concurrency 16: 1363 output tok/s, 21.29 req/s, TTFT p99 54 ms, TPOT p99 12.2 ms, ITL p99 38.8 ms"},
-		{"bench", ``, ""},
-	}
-	for _, tt := range tests {
-		if got := gateLine(tt.name, []byte(tt.raw)); got != tt.want {
-			t.Errorf("gateLine(%s, %s) = %q, want %q", tt.name, tt.raw, got, tt.want)
-		}
-	}
-}

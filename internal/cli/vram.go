@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/engine/kinds"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/suggest"
@@ -81,7 +83,7 @@ func runVRAM(m *Meta, args []string) int {
 	fs.StringVar(&a.gpuName, "gpu", "", "")
 	fs.StringVar(&a.inventory, "inventory", "", "")
 	fs.StringVar(&a.gpus, "gpus", "", "")
-	fs.StringVar(&a.engine, "engine", vram.VLLM, "")
+	fs.StringVar(&a.engine, "engine", engine.Default().Name, "")
 	fs.StringVar(&a.engineVersion, "engine-version", "", "")
 	fs.Float64Var(&a.util, "util", 0, "")
 	fs.StringVar(&a.kvDtype, "kv-cache-dtype", "auto", "")
@@ -116,8 +118,8 @@ func runVRAM(m *Meta, args []string) int {
 	case a.gpuGiBSet && (a.gpuGiB <= 0 || a.gpuGiB > 1<<20 || math.IsNaN(a.gpuGiB)):
 		return usageError(m, "vram", fmt.Sprintf("-gpu-gib %v: give the per-GPU memory in GiB, e.g. 79.18 for an H100", a.gpuGiB))
 	}
-	if e := strings.ToLower(a.engine); e != vram.VLLM && e != vram.SGLang {
-		return usageError(m, "vram", fmt.Sprintf("-engine %s: use vllm or sglang.%s", a.engine, suggest.DidYouMean(e, []string{vram.VLLM, vram.SGLang})))
+	if e := strings.ToLower(a.engine); !kinds.Known(e) {
+		return usageError(m, "vram", fmt.Sprintf("-engine %s: use %s.%s", a.engine, kinds.Or(false), suggest.DidYouMean(e, kinds.Names())))
 	}
 	a.engine = strings.ToLower(a.engine)
 

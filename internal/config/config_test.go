@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roofline/roofline/internal/engine/kinds"
+
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -155,7 +157,7 @@ func TestFullDecode(t *testing.T) {
 		t.Errorf("roofline block: %+v", cfg.Roofline)
 	}
 	e := cfg.Engines["vllm_016"]
-	if e.Kind != KindVLLM || e.Version != "0.16.0" || e.Command[0] != "/opt/vllm/bin/vllm" || e.Env["VLLM_ATTENTION_BACKEND"] != "FLASHINFER" {
+	if e.Kind != kinds.VLLM || e.Version != "0.16.0" || e.Command[0] != "/opt/vllm/bin/vllm" || e.Env["VLLM_ATTENTION_BACKEND"] != "FLASHINFER" {
 		t.Errorf("engine: %+v", e)
 	}
 	s := cfg.Servers["a"]

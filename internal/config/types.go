@@ -11,12 +11,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
-// Engine kinds.
-const (
-	KindVLLM   = "vllm"
-	KindSGLang = "sglang"
-)
-
 // Config is one loaded configuration directory.
 type Config struct {
 	// Dir is the directory the files were read from (absolute).
@@ -68,7 +62,7 @@ type Engine struct {
 	Name    string
 	Block   string // the block's label
 	Key     string // `["a"]`, "[0]", or "" for a block without repetition
-	Kind    string // KindVLLM or KindSGLang
+	Kind    string // one of kinds.Names()
 	Version string // pinned version; plan fails if the installed one differs
 
 	// Exactly one of Command, Image, Rehearsal is set.

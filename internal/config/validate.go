@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/roofline/roofline/internal/engine/kinds"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/suggest"
 )
@@ -56,9 +58,9 @@ func validate(cfg *Config) hcl.Diagnostics {
 }
 
 func (ds *diags) engine(e *Engine) {
-	if e.Ranges.Has("kind") && e.Kind != KindVLLM && e.Kind != KindSGLang {
+	if e.Ranges.Has("kind") && !kinds.Known(e.Kind) {
 		ds.errorf(e.Range("kind"), "Unsupported engine kind",
-			"Engine %q has kind %q; roofline runs \"vllm\" or \"sglang\".%s", e.Name, e.Kind, suggest.DidYouMean(e.Kind, []string{KindVLLM, KindSGLang}))
+			"Engine %q has kind %q; roofline runs %s.%s", e.Name, e.Kind, kinds.Or(true), suggest.DidYouMean(e.Kind, kinds.Names()))
 	}
 	if e.Ranges.Has("version") && strings.TrimSpace(e.Version) == "" {
 		ds.errorf(e.Range("version"), "Empty engine version", "Pin the engine's exact version, such as \"0.16.0\"; plan compares it with the installed one.")

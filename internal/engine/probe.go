@@ -20,6 +20,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/roofline/roofline/internal/engine/kinds"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine/refdata"
@@ -171,7 +173,7 @@ func Command(e *config.Engine, self string) []string {
 	switch {
 	case e.Image != "":
 		return imageCommand(e)
-	case e.Rehearsal && e.Kind == config.KindSGLang:
+	case e.Rehearsal && e.Kind == kinds.SGLang:
 		return []string{self, "rehearsal", "sglang@" + e.Version, "-m", "sglang.launch_server"}
 	case e.Rehearsal:
 		return []string{self, "rehearsal", e.Kind + "@" + e.Version}
@@ -245,8 +247,8 @@ func (k probeKey) file() string {
 // refresh is set. cacheDir "" disables the cache. A version different from
 // the pinned one is not an error here; see CheckVersion.
 func Probe(ctx context.Context, e *config.Engine, self string, r Runner, cacheDir string, refresh bool) (*Installed, error) {
-	if e.Kind != config.KindVLLM && e.Kind != config.KindSGLang {
-		return nil, fmt.Errorf("engine %q: unknown kind %q; use %q or %q", e.Name, e.Kind, config.KindVLLM, config.KindSGLang)
+	if e.Kind != kinds.VLLM && e.Kind != kinds.SGLang {
+		return nil, fmt.Errorf("engine %q: unknown kind %q; use %q or %q", e.Name, e.Kind, kinds.VLLM, kinds.SGLang)
 	}
 	if e.Image != "" {
 		return probeImage(ctx, e, r, cacheDir, refresh)
@@ -366,7 +368,7 @@ func writeProbe(path string, rec probeRecord) error {
 func runProbe(ctx context.Context, e *config.Engine, argv []string, r Runner, env []string) (*Installed, error) {
 	inst := &Installed{Kind: e.Kind}
 	verArgv := append(append([]string(nil), argv...), "--version")
-	if e.Kind == config.KindSGLang {
+	if e.Kind == kinds.SGLang {
 		interp := sglangInterpreter(argv)
 		if interp == nil {
 			return nil, fmt.Errorf("engine %q: an SGLang command must be the interpreter and the module, such as [\"/opt/sglang/bin/python\", \"-m\", \"sglang.launch_server\"]; got %q", e.Name, shellJoin(argv))
@@ -382,7 +384,7 @@ func runProbe(ctx context.Context, e *config.Engine, argv []string, r Runner, en
 		return nil, fmt.Errorf("engine %q: %q printed no version number; its output ends with:\n%s", e.Name, shellJoin(verArgv), tailLines(out, 6))
 	}
 
-	if e.Kind == config.KindSGLang {
+	if e.Kind == kinds.SGLang {
 		helpArgv := append(append([]string(nil), argv...), "--help")
 		fs, err := helpFlags(ctx, e, r, helpArgv, env)
 		if err != nil {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/roofline/roofline/internal/engine/kinds"
+
 	"github.com/roofline/roofline/internal/config"
 )
 
@@ -109,7 +111,7 @@ func probeImage(ctx context.Context, e *config.Engine, r Runner, cacheDir string
 
 // imageCommand is the engine's command inside its image.
 func imageCommand(e *config.Engine) []string {
-	if e.Kind == config.KindSGLang {
+	if e.Kind == kinds.SGLang {
 		return append([]string(nil), sglangImageCommand...)
 	}
 	return append([]string(nil), vllmImageCommand...)

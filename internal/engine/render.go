@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/roofline/roofline/internal/engine/kinds"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 )
@@ -16,6 +18,9 @@ import (
 type Launch struct {
 	Argv []string
 	Env  map[string]string
+	// Attrs maps each flag the renderer wrote (extra_args aside) to the
+	// server attribute it came from; "" for a flag the engine needs.
+	Attrs map[string]string
 }
 
 // EnvList returns Env as sorted KEY=VALUE strings.
@@ -56,6 +61,7 @@ type renderer struct {
 	e     *config.Engine
 	inst  *Installed
 	kind  string
+	k     *Kind
 	diags hcl.Diagnostics
 }
 
@@ -74,7 +80,7 @@ type renderer struct {
 // container is given only its GPUs), the air-gap variables, then the
 // engine's env, then the server's (the server wins).
 func Render(s *config.Server, m *config.Model, e *config.Engine, inst *Installed, self string) (*Launch, hcl.Diagnostics) {
-	r := &renderer{s: s, m: m, e: e, inst: inst, kind: e.Kind}
+	r := &renderer{s: s, m: m, e: e, inst: inst, kind: e.Kind, k: MustLookup(e.Kind)}
 	prefix := Command(e, self)
 	if prefix == nil {
 		rng := e.DeclRange
@@ -88,19 +94,21 @@ func Render(s *config.Server, m *config.Model, e *config.Engine, inst *Installed
 	}
 	args := r.args()
 	argv := append([]string(nil), prefix...)
-	if r.kind == config.KindVLLM {
-		argv = append(argv, "serve", m.Path)
+	if r.k.subcommand != "" {
+		argv = append(argv, r.k.subcommand, m.Path)
 	}
+	attrs := map[string]string{}
 	for _, a := range args {
 		argv = append(argv, a.flag)
 		argv = append(argv, a.values...)
+		attrs[a.flag] = a.attr
 	}
 	argv = append(argv, s.ExtraArgs...)
 	if inst != nil && inst.Flags != nil {
 		owned := r.checkRendered(args)
 		r.checkExtra(owned)
 	}
-	return &Launch{Argv: argv, Env: r.env()}, r.diags
+	return &Launch{Argv: argv, Env: r.env(), Attrs: attrs}, r.diags
 }
 
 func (r *renderer) errorf(rng *hcl.Range, summary, format string, a ...any) {
@@ -114,8 +122,14 @@ func (r *renderer) warnf(rng *hcl.Range, summary, format string, a ...any) {
 // rangeOf points a diagnostic at a server attribute, or at the engine
 // reference for flags the engine needs.
 func (r *renderer) rangeOf(attr string) *hcl.Range {
-	if attr == "" {
+	switch {
+	case attr == "":
 		attr = "engine"
+	case attr == "served_name" && r.m.Ranges.Has("served_name"):
+		rng := r.m.Range("served_name")
+		return &rng
+	case attr == "served_name":
+		attr = "model" // the name comes from the model the server references
 	}
 	rng := r.s.Range(attr)
 	return &rng
@@ -139,13 +153,7 @@ func (r *renderer) has(flag string, fallback bool) bool {
 }
 
 func (r *renderer) args() []arg {
-	s, vllm := r.s, r.kind == config.KindVLLM
-	pick := func(v, sg string) string {
-		if vllm {
-			return v
-		}
-		return sg
-	}
+	s, vllm, fl := r.s, r.kind == kinds.VLLM, r.k.flags
 	var out []arg
 	add := func(attr, flag string, values ...string) {
 		out = append(out, arg{flag: flag, values: values, attr: attr})
@@ -160,7 +168,7 @@ func (r *renderer) args() []arg {
 	if name == "" {
 		name = r.m.Name
 	}
-	add("model", "--served-model-name", name)
+	add("served_name", "--served-model-name", name)
 	if s.Host != "" {
 		add("host", "--host", s.Host)
 	}
@@ -172,14 +180,14 @@ func (r *renderer) args() []arg {
 	}
 	// 2. Parallelism.
 	if s.TensorParallel > 1 {
-		add("tensor_parallel", pick("--tensor-parallel-size", "--tp-size"), itoa(s.TensorParallel))
+		add("tensor_parallel", fl.tensorParallel, itoa(s.TensorParallel))
 	}
 	if s.PipelineParallel > 1 {
-		add("pipeline_parallel", pick("--pipeline-parallel-size", "--pp-size"), itoa(s.PipelineParallel))
+		add("pipeline_parallel", fl.pipelineParallel, itoa(s.PipelineParallel))
 	}
 	// 3. Context.
 	if s.MaxModelLen > 0 {
-		add("max_model_len", pick("--max-model-len", "--context-length"), itoa(s.MaxModelLen))
+		add("max_model_len", fl.maxModelLen, itoa(s.MaxModelLen))
 	}
 	if s.MaxModelLenAuto {
 		if vllm && AcceptsAutoMaxModelLen(r.inst) {
@@ -191,7 +199,7 @@ func (r *renderer) args() []arg {
 	}
 	// 4. Memory.
 	if s.GPUMemoryUtilization > 0 {
-		add("gpu_memory_utilization", pick("--gpu-memory-utilization", "--mem-fraction-static"),
+		add("gpu_memory_utilization", fl.memoryUtilization,
 			strconv.FormatFloat(s.GPUMemoryUtilization, 'f', -1, 64))
 	}
 	// 5. Parsers.
@@ -222,7 +230,7 @@ func (r *renderer) args() []arg {
 	}
 	// 7. Batching.
 	if s.MaxNumSeqs > 0 {
-		add("max_num_seqs", pick("--max-num-seqs", "--max-running-requests"), itoa(s.MaxNumSeqs))
+		add("max_num_seqs", fl.maxNumSeqs, itoa(s.MaxNumSeqs))
 	}
 	if vllm {
 		out = append(out, r.vllmBatching()...)
@@ -235,7 +243,7 @@ func (r *renderer) args() []arg {
 		}
 	}
 	if s.EnforceEager {
-		add("enforce_eager", pick("--enforce-eager", "--disable-cuda-graph"))
+		add("enforce_eager", fl.enforceEager)
 	}
 	if p := s.EnablePrefixCaching; p != nil {
 		switch {
@@ -285,9 +293,9 @@ func (r *renderer) vllmBatching() []arg {
 // kvDtype translates a KV cache dtype name to the engine's spelling.
 func (r *renderer) kvDtype(v string) (string, bool) {
 	switch {
-	case r.kind == config.KindVLLM && v == "bf16":
+	case r.kind == kinds.VLLM && v == "bf16":
 		return "bfloat16", true
-	case r.kind == config.KindSGLang && v == "fp8":
+	case r.kind == kinds.SGLang && v == "fp8":
 		valid := "auto, fp8_e5m2, fp8_e4m3, bf16, bfloat16, fp4_e2m1"
 		if f := r.flag("--kv-cache-dtype"); f != nil && len(f.Choices) > 0 {
 			valid = strings.Join(f.Choices, ", ")
@@ -316,7 +324,7 @@ func (r *renderer) speculation() []arg {
 			"speculative_config must be a JSON object such as {\"method\": \"eagle3\", \"model\": \"/models/draft\", \"num_speculative_tokens\": 3}: %v.", err)
 		return nil
 	}
-	if r.kind == config.KindVLLM {
+	if r.kind == kinds.VLLM {
 		return []arg{{flag: "--speculative-config", values: []string{js}, attr: "speculative_config"}}
 	}
 	algos := map[string]string{"eagle": "EAGLE", "eagle3": "EAGLE3", "ngram": "NGRAM", "mtp": "NEXTN", "deepseek_mtp": "NEXTN",

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/roofline/roofline/internal/engine/kinds"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 )
@@ -42,7 +44,7 @@ func testEngine(kind, version string) *config.Engine {
 	e := &config.Engine{Name: kind + "_" + strings.ReplaceAll(version, ".", ""), Kind: kind, Version: version,
 		Env: map[string]string{"VLLM_ATTENTION_BACKEND": "FLASHINFER"}, DeclRange: lineRange("engines.hcl", 1),
 		Ranges: config.Ranges{"version": lineRange("engines.hcl", 3), "env": lineRange("engines.hcl", 5)}}
-	if kind == config.KindSGLang {
+	if kind == kinds.SGLang {
 		e.Command = []string{"/opt/sglang/bin/python", "-m", "sglang.launch_server"}
 		e.Env = map[string]string{"SGLANG_ENABLE_TORCH_COMPILE": "0"}
 	} else {
@@ -67,7 +69,7 @@ func testServer(kind string) *config.Server {
 		DeclRange:           lineRange("servers.hcl", 1),
 		Ranges:              config.Ranges{},
 	}
-	if kind == config.KindSGLang {
+	if kind == kinds.SGLang {
 		s.ReasoningParser = "deepseek-r1"
 		s.ExtraArgs = []string{"--random-seed", "0"}
 	}

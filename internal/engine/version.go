@@ -3,17 +3,12 @@ package engine
 import (
 	"strconv"
 	"strings"
-
-	"github.com/roofline/roofline/internal/config"
 )
 
 // KindName is how messages name an engine kind: "vLLM", "SGLang".
 func KindName(kind string) string {
-	switch kind {
-	case config.KindVLLM:
-		return "vLLM"
-	case config.KindSGLang:
-		return "SGLang"
+	if k := Lookup(kind); k != nil {
+		return k.Display
 	}
 	return kind
 }

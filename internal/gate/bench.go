@@ -238,11 +238,11 @@ func Bench(ctx context.Context, client *http.Client, t Target, spec BenchSpec, p
 	}
 
 	var before *Metrics
-	counter := generationCounter[t.Engine]
+	counter := generationCounter(t.Engine)
 	if !spec.SkipMetrics {
 		before = b.scrape(ctx)
 		if counter == "" && before != nil {
-			counter = generationCounter[before.detectEngine()]
+			counter = generationCounter(before.detectEngine())
 		}
 	}
 

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roofline/roofline/internal/engine/kinds"
+
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/gate/gatetest"
 )
@@ -475,7 +477,7 @@ func selfCPUTime() time.Duration {
 func BenchmarkBenchThroughput(b *testing.B) {
 	ts := httptest.NewServer(gatetest.New(gatetest.Options{}))
 	defer ts.Close()
-	target := Target{BaseURL: ts.URL, Model: "test-model", Engine: EngineVLLM}
+	target := Target{BaseURL: ts.URL, Model: "test-model", Engine: kinds.VLLM}
 	client := NewClient(64)
 	chunks := 0
 	var elapsed time.Duration

@@ -19,19 +19,16 @@ import (
 	"strings"
 	"syscall"
 	"time"
-)
 
-// Engine kinds of a Target (the config's kinds).
-const (
-	EngineVLLM   = "vllm"
-	EngineSGLang = "sglang"
+	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/engine/kinds"
 )
 
 // Target is the server a gate talks to.
 type Target struct {
 	BaseURL string `json:"base_url"` // "http://127.0.0.1:8000", no /v1
 	Model   string `json:"model"`    // the served model name
-	Engine  string `json:"engine"`   // EngineVLLM, EngineSGLang, or "" for any OpenAI-compatible server
+	Engine  string `json:"engine"`   // an engine kind (engine/kinds), or "" for any OpenAI-compatible server
 	// APIKey, when set, goes with every request as "Authorization: Bearer
 	// KEY" (vLLM's and SGLang's --api-key, roofline's proxy). Never printed.
 	APIKey string `json:"-"`
@@ -75,12 +72,23 @@ func (t Target) Validate() error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("server URL %q is not an http(s) URL; give it as http://HOST:PORT", t.BaseURL)
 	}
-	switch t.Engine {
-	case "", EngineVLLM, EngineSGLang:
-	default:
-		return fmt.Errorf("engine %q is not vllm or sglang", t.Engine)
+	if t.Engine != "" && kindOf(t.Engine) == nil {
+		return fmt.Errorf("engine %q is not %s", t.Engine, kinds.Or(false))
 	}
 	return nil
+}
+
+// kindOf is the engine kind of a target; nil for "" (any OpenAI-compatible
+// server) or a kind roofline does not run.
+func kindOf(name string) *engine.Kind { return engine.Lookup(name) }
+
+// metricPrefixes lists the kinds' series prefixes: "vllm: or sglang:".
+func metricPrefixes() string {
+	var out []string
+	for _, k := range engine.Kinds() {
+		out = append(out, k.MetricPrefix)
+	}
+	return strings.Join(out, " or ")
 }
 
 // NewClient returns an HTTP client tuned for gating and load: keep-alive

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/roofline/roofline/internal/engine"
 )
 
 // Check is the outcome of one step of a gate.
@@ -201,10 +203,15 @@ func serverVersion(ctx context.Context, c *http.Client, t Target) string {
 	var v struct {
 		Version string `json:"version"`
 	}
-	for _, path := range []string{"/version", "/server_info", "/get_server_info"} {
-		if t.Engine == EngineVLLM && path != "/version" || t.Engine == EngineSGLang && path == "/version" {
-			continue
+	var paths []string
+	if k := kindOf(t.Engine); k != nil {
+		paths = k.VersionPaths
+	} else {
+		for _, k := range engine.Kinds() {
+			paths = append(paths, k.VersionPaths...)
 		}
+	}
+	for _, path := range paths {
 		cctx, cancel := context.WithTimeout(ctx, probeTimeout)
 		status, _, err := getJSON(cctx, c, t, path, &v)
 		cancel()
@@ -281,38 +288,39 @@ func streamRequest(ctx context.Context, c *http.Client, t Target, path string, b
 
 // checkMetrics fetches /metrics and checks the engine's series. engine is
 // the detected engine when the target did not say.
-func checkMetrics(ctx context.Context, c *http.Client, t Target) (detail, engine string, err error) {
+func checkMetrics(ctx context.Context, c *http.Client, t Target) (detail, kind string, err error) {
 	m, status, err := scrapeMetrics(ctx, c, t)
 	if status == http.StatusNotFound {
-		switch t.Engine {
-		case EngineSGLang:
-			return "", "", errors.New("no /metrics: SGLang serves it only with --enable-metrics; add \"--enable-metrics\" to the server's extra_args")
-		case EngineVLLM:
-			return "", "", errors.New("no /metrics, which every vLLM serves: is this really vLLM, and on this port?")
+		if k := kindOf(t.Engine); k != nil {
+			return "", "", errors.New(k.NoMetrics)
 		}
 		return "not served (optional for a server of unknown engine)", "", nil
 	}
 	if err != nil {
 		return "", "", err
 	}
-	engine = t.Engine
-	if engine == "" {
-		engine = m.detectEngine()
-		if engine == "" {
-			return fmt.Sprintf("parses (%d families; no vllm: or sglang: series, so no engine check)", len(m.Families)), "", nil
+	kind = t.Engine
+	if kind == "" {
+		kind = m.detectEngine()
+		if kind == "" {
+			return fmt.Sprintf("parses (%d families; no %s series, so no engine check)", len(m.Families), metricPrefixes()), "", nil
 		}
 	}
-	prefix := engine + ":"
+	k := engine.Lookup(kind)
+	if k == nil { // Validate refuses a target of such a kind
+		return fmt.Sprintf("parses (%d families; engine %q has no known series)", len(m.Families), kind), "", nil
+	}
+	prefix := k.MetricPrefix
 	if len(m.Prefixed(prefix)) == 0 {
-		if engine == EngineVLLM {
-			return "", engine, errors.New("/metrics has no vllm:* series: the server runs with --disable-log-stats; remove it so load and latency can be watched")
+		if k.NoSeries != "" {
+			return "", kind, errors.New(k.NoSeries)
 		}
-		return "", engine, fmt.Errorf("/metrics has no %s* series", prefix)
+		return "", kind, fmt.Errorf("/metrics has no %s* series", prefix)
 	}
-	if miss := m.missing(engine); len(miss) > 0 {
-		return "", engine, fmt.Errorf("/metrics lacks %s", strings.Join(miss, ", "))
+	if miss := m.missing(k); len(miss) > 0 {
+		return "", kind, fmt.Errorf("/metrics lacks %s", strings.Join(miss, ", "))
 	}
-	return fmt.Sprintf("parses; %d %s* families including the expected ones", len(m.Prefixed(prefix)), prefix), engine, nil
+	return fmt.Sprintf("parses; %d %s* families including the expected ones", len(m.Prefixed(prefix)), prefix), kind, nil
 }
 
 // ErrExited is wrapped by WaitReady when the server process died.

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roofline/roofline/internal/engine/kinds"
+
 	"github.com/roofline/roofline/internal/gate/gatetest"
 )
 
@@ -22,7 +24,7 @@ func serve(t *testing.T, o gatetest.Options) (*gatetest.Server, Target) {
 	t.Cleanup(ts.Close)
 	engine := o.Engine
 	if engine == "" {
-		engine = EngineVLLM
+		engine = kinds.VLLM
 	}
 	model := o.Model
 	if model == "" {
@@ -96,7 +98,7 @@ func TestHealth(t *testing.T) {
 
 func TestHealthUnreachable(t *testing.T) {
 	addr := closedPort(t)
-	res, err := Health(context.Background(), nil, Target{BaseURL: "http://" + addr, Model: "m", Engine: EngineVLLM})
+	res, err := Health(context.Background(), nil, Target{BaseURL: "http://" + addr, Model: "m", Engine: kinds.VLLM})
 	if err == nil || res.OK {
 		t.Fatal("want a failure")
 	}

@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/roofline/roofline/internal/engine"
 )
 
 // Metrics is a parsed /metrics page.
@@ -94,66 +95,38 @@ func (m *Metrics) Prefixed(prefix string) []string {
 	return out
 }
 
-// metricGroup is one thing a health check expects on /metrics, with the
-// names it has had across versions (any one satisfies it).
-type metricGroup struct {
-	what  string
-	names []string
-}
-
-// expectedMetrics lists, per engine, the series the health gate requires
-// (engines.md §7). vLLM renamed the KV gauge (gpu_cache_usage_perc →
-// kv_cache_usage_perc) and the ITL histogram (time_per_output_token_seconds
-// → inter_token_latency_seconds); both spellings are accepted.
-var expectedMetrics = map[string][]metricGroup{
-	EngineVLLM: {
-		{"running requests", []string{"vllm:num_requests_running"}},
-		{"waiting requests", []string{"vllm:num_requests_waiting"}},
-		{"KV cache usage", []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}},
-		{"prompt tokens", []string{"vllm:prompt_tokens_total"}},
-		{"generation tokens", []string{"vllm:generation_tokens_total"}},
-		{"time to first token", []string{"vllm:time_to_first_token_seconds"}},
-	},
-	EngineSGLang: {
-		{"running requests", []string{"sglang:num_running_reqs"}},
-		{"queued requests", []string{"sglang:num_queue_reqs"}},
-		{"KV token usage", []string{"sglang:token_usage"}},
-		{"prompt tokens", []string{"sglang:prompt_tokens_total"}},
-		{"generation tokens", []string{"sglang:generation_tokens_total"}},
-		{"time to first token", []string{"sglang:time_to_first_token_seconds"}},
-	},
-}
-
-// generationCounter is the server-side count of generated tokens.
-var generationCounter = map[string]string{
-	EngineVLLM:   "vllm:generation_tokens_total",
-	EngineSGLang: "sglang:generation_tokens_total",
+// generationCounter is the server-side count of generated tokens of
+// engine, "" for none known.
+func generationCounter(engine string) string {
+	if k := kindOf(engine); k != nil {
+		return k.GenerationCounter
+	}
+	return ""
 }
 
 // detectEngine guesses the engine from the metric names.
 func (m *Metrics) detectEngine() string {
-	switch {
-	case len(m.Prefixed("vllm:")) > 0:
-		return EngineVLLM
-	case len(m.Prefixed("sglang:")) > 0:
-		return EngineSGLang
+	for _, k := range engine.Kinds() {
+		if len(m.Prefixed(k.MetricPrefix)) > 0 {
+			return k.Name
+		}
 	}
 	return ""
 }
 
 // missing returns what of the engine's expected series is absent.
-func (m *Metrics) missing(engine string) []string {
+func (m *Metrics) missing(k *engine.Kind) []string {
 	var out []string
-	for _, g := range expectedMetrics[engine] {
+	for _, g := range k.ExpectedMetrics {
 		found := false
-		for _, n := range g.names {
+		for _, n := range g.Names {
 			if m.Has(n) {
 				found = true
 				break
 			}
 		}
 		if !found {
-			out = append(out, fmt.Sprintf("%s (%s)", g.names[0], g.what))
+			out = append(out, fmt.Sprintf("%s (%s)", g.Names[0], g.What))
 		}
 	}
 	return out

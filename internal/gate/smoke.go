@@ -84,11 +84,8 @@ var toolMarkup = regexp.MustCompile(`<tool_call>|</tool_call>|\[TOOL_CALLS\]|<\|
 
 // parserHint says what makes tool calls come back parsed, per engine.
 func parserHint(engine string) string {
-	switch engine {
-	case EngineSGLang:
-		return "SGLang needs a --tool-call-parser that matches the model's tool-call format (tool_call_parser in the server block), and a chat template that renders tools"
-	case EngineVLLM:
-		return "vLLM needs --enable-auto-tool-choice and a --tool-call-parser that matches the model's tool-call format (tool_call_parser in the server block; roofline adds both), and a chat template that renders tools (chat_template)"
+	if k := kindOf(engine); k != nil {
+		return k.ToolParserHint
 	}
 	return "the server's tool-call parser is missing or does not match the model's tool-call format, or its chat template does not render tools"
 }

@@ -54,8 +54,7 @@ const (
 	healthPath = "/health"
 	// startupPeriod is the startup probe's period; its failure threshold is
 	// the load budget divided by it.
-	startupPeriod  = 10 * time.Second
-	sglangDistPort = 20000
+	startupPeriod = 10 * time.Second
 )
 
 // Spec is one cluster server with everything its objects are made from.
@@ -162,24 +161,7 @@ func Render(spec Spec) (*Rendered, hcl.Diagnostics) {
 // sets LWS_LEADER_ADDRESS and LWS_WORKER_INDEX in every pod; Kubernetes
 // expands $(VAR) in a container's command.
 func multiNode(kind string, argv []string, nodes int) (leader, worker []string) {
-	n := strconv.Itoa(nodes)
-	var common []string
-	leader = slices.Clone(argv)
-	worker = slices.Clone(argv)
-	if kind == config.KindSGLang {
-		common = []string{"--nnodes", n, "--dist-init-addr", "$(LWS_LEADER_ADDRESS):" + strconv.Itoa(sglangDistPort)}
-		leader = append(leader, common...)
-		leader = append(leader, "--node-rank", "0")
-		worker = append(worker, common...)
-		worker = append(worker, "--node-rank", "$(LWS_WORKER_INDEX)")
-		return leader, worker
-	}
-	common = []string{"--nnodes", n, "--master-addr", "$(LWS_LEADER_ADDRESS)"}
-	leader = append(leader, common...)
-	leader = append(leader, "--node-rank", "0")
-	worker = append(worker, common...)
-	worker = append(worker, "--node-rank", "$(LWS_WORKER_INDEX)", "--headless")
-	return leader, worker
+	return engine.LookupOrDefault(kind).MultiNode(argv, nodes, "$(LWS_LEADER_ADDRESS)", "$(LWS_WORKER_INDEX)")
 }
 
 func (r *Rendered) labels(hash string) map[string]string {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/vram"
 )
@@ -98,7 +99,7 @@ func calibrate(cs *state.Calibrations, in vram.Input, res *vram.Result, key stat
 	if rec == nil || rec.PredictedOverheadBytes <= 0 || rec.PredictedKVBudgetBytes == 0 {
 		return res, c, bare
 	}
-	if in.Engine == vram.SGLang {
+	if !engine.LookupOrDefault(in.Engine).ProfilesMemory {
 		// SGLang does not profile: its pool is what is left, so the
 		// correction is the pool's own relative error.
 		b := float64(res.KVBudgetBytes) * (1 + rec.Residual())

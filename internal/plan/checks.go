@@ -8,20 +8,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/roofline/roofline/internal/engine"
+
 	"github.com/hashicorp/hcl/v2"
-	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/gpu"
 )
 
 const gib = 1 << 30
-
-// Engine defaults for the share of GPU memory a server takes when the
-// configuration does not say (vram.md): vLLM's --gpu-memory-utilization
-// default, and a typical SGLang mem_fraction_static.
-const (
-	defaultVLLMUtil   = 0.9
-	defaultSGLangUtil = 0.88
-)
 
 // crossChecks runs the checks that involve more than one server or the
 // machine: GPUs that exist, memory shared between servers (also during a
@@ -298,9 +291,9 @@ func (pl *planner) claimBytes(name string, g int) uint64 {
 	s := pl.in.Config.Servers[name]
 	util := s.GPUMemoryUtilization
 	if util == 0 {
-		util = defaultVLLMUtil
-		if e := pl.in.Config.Engines[s.Engine]; e != nil && e.Kind == config.KindSGLang {
-			util = defaultSGLangUtil
+		util = engine.Default().DefaultMemoryUtilization
+		if e := pl.in.Config.Engines[s.Engine]; e != nil {
+			util = engine.LookupOrDefault(e.Kind).DefaultMemoryUtilization
 		}
 	}
 	return uint64(util * float64(cudaTotal(pl.in.Snapshot, g)))

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/roofline/roofline/internal/engine/kinds"
+
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/vram"
 	"github.com/roofline/roofline/internal/vram/fromodel"
@@ -77,7 +79,7 @@ func TestRuleDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := vram.Input{Engine: vram.VLLM, Model: spec, GPUMemoryBytes: 85018542080, GPUName: "NVIDIA H100 80GB HBM3", MaxModelLen: 32768}
+	in := vram.Input{Engine: kinds.VLLM, Model: spec, GPUMemoryBytes: 85018542080, GPUName: "NVIDIA H100 80GB HBM3", MaxModelLen: 32768}
 	got := map[string]DefaultChange{}
 	for _, d := range ruleDrift(in, "0.16.0", "0.21.0") {
 		got[d.Setting] = d

@@ -75,6 +75,14 @@ func Document(j *JSONPlan) *jsonplan.Plan {
 	return d
 }
 
+// VRAMDocument converts a memory-model result into the plan document's
+// type (for vram -json, which prints the same object).
+func VRAMDocument(r *vram.Result) *jsonplan.VRAM { return convVRAM(r) }
+
+// StateServerDocument converts a state record into the plan document's
+// type for it (state show -json and show -json print the same object).
+func StateServerDocument(s *state.Server) *jsonplan.StateServer { return convStateServer(s) }
+
 // convSensitive turns sensitiveMarks' map ("argv": []bool, "env":
 // map[string]bool) into the document's type.
 func convSensitive(m map[string]any) *jsonplan.Sensitive {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -93,7 +94,7 @@ func importRecord(d *Desired, ip *ImportedProcess, now time.Time) (*state.Server
 	var diffs []string
 	want, have := d.Argv[min(d.CommandLen, len(d.Argv)):], ip.Cmdline[min(d.CommandLen, len(ip.Cmdline)):]
 	if !slices.Equal(want, have) {
-		diffs = append(diffs, ArgvDiffFlags(have, want)...)
+		diffs = append(diffs, engine.ArgvDiffAttrs(have, want)...)
 		if len(diffs) == 0 {
 			diffs = append(diffs, "command line")
 		}

@@ -449,20 +449,6 @@ func TestStalePlan(t *testing.T) {
 	}
 }
 
-func TestArgvDiffFlags(t *testing.T) {
-	a := []string{"serve", "/m", "--max-model-len", "32768", "--port", "8000", "--enforce-eager"}
-	b := []string{"serve", "/m", "--max-model-len", "16384", "--port", "8000", "--seed", "1"}
-	got := ArgvDiffFlags(a, b)
-	want := []string{"enforce_eager", "extra_args --seed", "max_model_len"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("got %v want %v", got, want)
-	}
-	_, flags := ParseArgv([]string{"--chunked-prefill-size", "-1", "--x=1"})
-	if len(flags) != 2 || flags[0].Values[0] != "-1" || flags[1].Values[0] != "1" {
-		t.Errorf("flags %+v", flags)
-	}
-}
-
 // TestReviewPlan: in code review the engine and the model folder are not on
 // the machine; plan checks flags against the built-in list and warns.
 func TestReviewPlan(t *testing.T) {

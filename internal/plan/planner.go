@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/roofline/roofline/internal/fsx"
 	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/roofline/roofline/internal/fsx"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
@@ -602,13 +603,13 @@ func (pl *planner) desire(s *config.Server) {
 		d.Gate.Bench = &b
 	}
 	prefix := len(engine.Command(e, pl.in.Self))
-	d.Sources = flagSources(s, m, launch.Argv[min(prefix, len(launch.Argv)):])
+	d.Sources = flagSources(s, m, launch, prefix)
 	d.CommandLen = prefix
 	d.APIKey, d.APIKeyFile = s.APIKey, s.APIKeyFile
 	d.Keyed = s.APIKey != "" || s.APIKeyFile != ""
-	// SGLang takes its key only on its command line, where every local
-	// user can read it: roofline's proxy enforces the key instead.
-	d.Proxy = s.Lifecycle.CreateBeforeDestroy || (d.Keyed && e.Kind == config.KindSGLang)
+	// An engine that takes its key only on its command line, where every
+	// local user can read it, gets roofline's proxy to enforce the key.
+	d.Proxy = s.Lifecycle.CreateBeforeDestroy || (d.Keyed && engine.LookupOrDefault(e.Kind).APIKeyEnv == "")
 	if s.Proxy != nil && !d.Proxy {
 		pl.diag(hcl.DiagError, ptr(s.Proxy.DeclRange), "Proxy block without a proxy",
 			"Server %q has a proxy block, but no roofline proxy runs in front of it: the proxy fronts servers with lifecycle { create_before_destroy = true } (and SGLang servers with an API key). Set create_before_destroy, or remove the block.", s.Name)
@@ -898,7 +899,7 @@ func replacePaths(before *state.Server, after *Desired) []string {
 		}
 	}
 	_, sensArgv := state.SensitivePaths(after.Sensitive)
-	for _, f := range ArgvDiffFlags(unmaskEqual(publicArgv(before), after.Argv), after.Argv) {
+	for _, f := range engine.ArgvDiffAttrs(unmaskEqual(publicArgv(before), after.Argv), after.Argv) {
 		if sensitiveFlag(after.Argv, sensArgv, f) {
 			continue // named by secretChanges, without its value
 		}
@@ -971,13 +972,16 @@ func InstallIDs(cfg *config.Config, engines map[string]EngineResult) map[string]
 	return out
 }
 
-// flagSources maps each flag of argv to the attribute that produced it and
-// where that attribute is written.
-func flagSources(s *config.Server, m *config.Model, argv []string) map[string]string {
+// flagSources maps each flag of the launch to the attribute that produced
+// it (as the renderer recorded it) and where that attribute is written.
+func flagSources(s *config.Server, m *config.Model, launch *engine.Launch, prefix int) map[string]string {
 	out := map[string]string{}
-	_, flags := ParseArgv(argv)
+	_, flags := engine.ParseArgv(launch.Argv[min(prefix, len(launch.Argv)):])
 	for _, f := range flags {
-		attr := attrOf(f.Name)
+		attr, rendered := launch.Attrs[f.Name]
+		if !rendered {
+			attr = "extra_args " + f.Name
+		}
 		var rng hcl.Range
 		switch {
 		case strings.HasPrefix(attr, "extra_args"):

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/roofline/roofline/internal/diagfmt"
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
@@ -376,7 +377,7 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer, createdAt
 			attr("+", "api_key", apiKeyText(a))
 		}
 		fmt.Fprintf(w, "      %s argv     = [\n", c("[green]+[reset]"))
-		for _, l := range ArgvLines(argsOnly(a.Argv, a)) {
+		for _, l := range engine.ArgvLines(argsOnly(a.Argv, a)) {
 			fmt.Fprintf(w, "          %s %q,\n", c("[green]+[reset]"), showLine(l))
 		}
 		fmt.Fprintln(w, "        ]")
@@ -425,7 +426,7 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer, createdAt
 		if a.Keyed {
 			attr("", "api_key", apiKeyText(a))
 		}
-		ops := foldRotations(textdiff.Lines(ArgvLines(argsOnlyState(b)), ArgvLines(argsOnly(a.Argv, a))))
+		ops := foldRotations(textdiff.Lines(engine.ArgvLines(argsOnlyState(b)), engine.ArgvLines(argsOnly(a.Argv, a))))
 		changedArgv := false
 		for _, op := range ops {
 			if op.Kind != ' ' {
@@ -573,10 +574,7 @@ func ListenHost(a *Desired) string {
 	if a.Host != "" {
 		return a.Host
 	}
-	if a.Engine.Kind == "sglang" {
-		return "127.0.0.1"
-	}
-	return "0.0.0.0"
+	return engine.LookupOrDefault(a.Engine.Kind).DefaultHost
 }
 
 // loopbackOnly reports whether host is a loopback address.
@@ -589,10 +587,7 @@ func loopbackOnly(host string) bool {
 }
 
 func apiKeyText(a *Desired) string {
-	via := "VLLM_API_KEY in the engine's environment"
-	if a.Engine.Kind == "sglang" {
-		via = "enforced by roofline's proxy"
-	}
+	via := engine.LookupOrDefault(a.Engine.Kind).APIKeyVia
 	if a.APIKeyFile != "" {
 		return fmt.Sprintf("(from %s, read at apply; %s)", a.APIKeyFile, via)
 	}
@@ -770,10 +765,10 @@ type ArgvOp = shownOp
 func ArgvDiff(ch JSONChange) []ArgvOp {
 	var before, after []string
 	if ch.Before != nil {
-		before = ArgvLines(argsOnlyState(ch.Before))
+		before = engine.ArgvLines(argsOnlyState(ch.Before))
 	}
 	if ch.After != nil {
-		after = ArgvLines(argsOnly(ch.After.Argv, ch.After))
+		after = engine.ArgvLines(argsOnly(ch.After.Argv, ch.After))
 	}
 	return foldRotations(textdiff.Lines(before, after))
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/diagfmt"
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/textdiff"
@@ -402,7 +403,7 @@ func envDiffKeys(stored, desired map[string]string) []string {
 // carries a sensitive value of argv.
 func sensitiveFlag(argv []string, idx map[int]bool, attr string) bool {
 	for i := range idx {
-		if i < len(argv) && attr == attrOf(flagBefore(argv, i)) {
+		if i < len(argv) && attr == engine.FlagAttr(flagBefore(argv, i)) {
 			return true
 		}
 	}

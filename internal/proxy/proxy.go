@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/fsx"
 )
 
@@ -167,31 +168,14 @@ var transport = &http.Transport{
 // errorShape is how the engine behind the proxy writes an error, so that a
 // client sees the proxy's own errors the way it sees the engine's.
 type errorShape struct {
-	kind    string // "vllm" | "sglang" | ""
+	kind    string // an engine kind, or "" for none known
 	version string
 }
 
 // nested: vLLM 0.10 and later wrap the error: {"error": {...}}.
 func (e errorShape) nested() bool {
-	return e.kind == "vllm" && !versionBefore(e.version, "0.10")
-}
-
-// versionBefore compares dotted numeric versions ("0.8.5" < "0.10").
-func versionBefore(a, b string) bool {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < max(len(as), len(bs)); i++ {
-		var x, y int
-		if i < len(as) {
-			fmt.Sscanf(as[i], "%d", &x)
-		}
-		if i < len(bs) {
-			fmt.Sscanf(bs[i], "%d", &y)
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return false
+	k := engine.Lookup(e.kind)
+	return k != nil && k.NestedErrors(e.version)
 }
 
 // body is an OpenAI-style error in the engine's shape.

@@ -17,12 +17,14 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/roofline/roofline/internal/engine/kinds"
 )
 
 // Engine kinds.
 const (
-	KindVLLM   = "vllm"
-	KindSGLang = "sglang"
+	KindVLLM   = kinds.VLLM
+	KindSGLang = kinds.SGLang
 )
 
 // ServeOptions configure the HTTP side of the rehearsal engine. Zero values

@@ -2,6 +2,7 @@ package views
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/roofline/roofline/internal/engine/kinds"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/gpu/gputest"
@@ -222,7 +224,7 @@ func TestVRAMViews(t *testing.T) {
 	h100, _ := gpu.Preset("h100")
 	g := &VRAMGPUs{Name: h100.Name, Indexes: []int{3}, Total: h100.CUDATotalBytes(), NVML: h100.MemoryTotalBytes, CC: h100.ComputeCapability, Source: "preset h100"}
 	estimate := func(ctx int) VRAMEstimate {
-		r, err := vram.Estimate(vram.Input{Engine: vram.VLLM, Model: spec, GPUMemoryBytes: g.Total, NVMLTotalBytes: g.NVML, GPUName: g.Name,
+		r, err := vram.Estimate(vram.Input{Engine: kinds.VLLM, Model: spec, GPUMemoryBytes: g.Total, NVMLTotalBytes: g.NVML, GPUName: g.Name,
 			ComputeCapability: g.CC, TP: 1, PP: 1, MaxModelLen: ctx, KVCacheDtype: "auto", Concurrency: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -389,5 +391,70 @@ func TestPlanViews(t *testing.T) {
 	NewPlan(ViewMarkdown, v).Plan(p)
 	if !strings.Contains(out.String(), "server.batch") {
 		t.Errorf("plan -format=markdown:\n%s", out)
+	}
+}
+
+func TestRecordedGateLine(t *testing.T) {
+	tests := []struct{ name, raw, want string }{
+		{"health", `{"ok":true,"checks":[{"name":"/health","ok":true},{"name":"/v1/models","ok":true}]}`, "health: pass, 2 checks"},
+		{"smoke", `{"ok":false,"steps":[{"name":"tool call","ok":false,"detail":"no tool_calls"},{"name":"x","ok":true}]}`, "smoke: fail, 2 checks; failed: tool call (no tool_calls)"},
+		{"bench", `{"max_concurrency":16,"completed":64,"failed":0,"output_throughput":1363.4,"request_throughput":21.29,"p99_ttft_ms":54,"p99_tpot_ms":12.2,"p99_itl_ms":38.8}`,
+			"bench: pass; 64 requests (0 failed) at concurrency 16: 1363 output tok/s, 21.29 req/s, TTFT p99 54 ms, TPOT p99 12.2 ms, ITL p99 38.8 ms"},
+		{"bench", ``, ""},
+	}
+	for _, tt := range tests {
+		if got := recordedGateLine(tt.name, []byte(tt.raw)); got != tt.want {
+			t.Errorf("recordedGateLine(%s, %s) = %q, want %q", tt.name, tt.raw, got, tt.want)
+		}
+	}
+}
+
+func TestStateViews(t *testing.T) {
+	full := statetest.Server("web")
+	full.Status, full.ReadyAt = state.StatusReady, time.Date(2026, 1, 2, 3, 10, 0, 0, time.UTC)
+	full.BackendPort, full.LaunchID, full.GateHash = 18000, "launch-1", "gate:1"
+	full.Cmdline = []string{"python", "-m", "vllm serve", "--port", "18000"}
+	full.Env["API_NOTE"] = "a b"
+	full.Proxy = &state.Instance{Driver: state.DriverProcess, PID: 5000, Group: 5000, StartTime: 9, LogPath: "/s/logs/web.proxy.log"}
+	full.Gate = &state.GateResult{Passed: false, CheckedAt: time.Date(2026, 1, 2, 3, 11, 0, 0, time.UTC),
+		Health: json.RawMessage(`{"ok":true,"checks":[{"name":"/health","ok":true}]}`),
+		Smoke:  json.RawMessage(`{"ok":false,"steps":[{"name":"chat","ok":false,"detail":"empty reply"}]}`)}
+	full.Footprint = &state.Footprint{WeightsGiB: 15.27, KVCacheGiB: 50.24, KVTokens: 365824, MaxConcurrency: 11.16}
+	full.Predicted = &state.Footprint{WeightsGiB: 15.27, KVCacheGiB: 50, KVTokens: 360000, MaxConcurrency: 11}
+	old := statetest.Server("web")
+	old.Status = state.StatusReady
+	full.Deposed = old
+	box := statetest.Server("box")
+	box.Driver, box.ID, box.PID = state.DriverDocker, "c0ffee", 0
+	idle := statetest.Server("idle")
+	idle.PID, idle.Status = 0, state.StatusFailed
+
+	f := state.NewFile()
+	f.Set(full)
+	f.Set(box)
+	f.Serial, f.Lineage = 7, "lin-1"
+	runViewCases(t, []viewCase{
+		{"state-show", false, func(v *View) { NewStateShow(ViewHuman, v).Server(full) }},
+		{"state-show-docker", false, func(v *View) { NewStateShow(ViewHuman, v).Server(box) }},
+		{"state-list", false, func(v *View) { NewStateList(ViewHuman, v).List("/s/state.json", f) }},
+		{"state-list-empty", false, func(v *View) { NewStateList(ViewHuman, v).List("/s/state.json", state.NewFile()) }},
+		{"state-list.json", false, func(v *View) { NewStateList(ViewJSON, v).List("/s/state.json", f) }},
+		{"state-rm", false, func(v *View) {
+			v.StateRm([]StateForgotten{
+				{Server: full, Main: &ProcessSeen{Remains: true, Alive: true}, Proxy: &ProcessSeen{Err: errors.New("permission denied")},
+					Deposed: &ProcessSeen{Remains: true, PIDs: []int{4243, 4244}}},
+				{Server: box},
+				{Server: idle},
+			}, false, 8)
+		}},
+		{"state-rm-dry-run", false, func(v *View) {
+			v.StateRm([]StateForgotten{{Server: statetest.Server("gone"), Main: &ProcessSeen{}}}, true, 8)
+		}},
+	})
+	v, out, _ := testView(false)
+	NewStateShow(ViewJSON, v).Server(full)
+	var back state.Server
+	if err := json.Unmarshal(out.Bytes(), &back); err != nil || back.LaunchID != "launch-1" {
+		t.Errorf("state show -json does not read back: %v\n%s", err, out)
 	}
 }

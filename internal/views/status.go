@@ -174,11 +174,11 @@ func NewShow(vt ViewType, v *View) Show {
 	return ShowHuman{v}
 }
 
-// ShowJSON prints the plan's JSON, or the state file as stored.
+// ShowJSON prints the plan document, or the state document.
 type ShowJSON struct{ view *View }
 
 func (s ShowJSON) Plan(j *plan.JSONPlan) { _ = plan.WriteJSON(s.view.Out, j) }
-func (s ShowJSON) State(st *state.File)  { writeJSON(s.view.Out, st) }
+func (s ShowJSON) State(st *state.File)  { writeJSON(s.view.Out, StateDocumentOf(st)) }
 
 // ShowHuman prints the plan as plan does, and the state as HCL-like blocks.
 type ShowHuman struct{ view *View }

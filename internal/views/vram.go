@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/jsonplan"
+	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/vram"
 )
 
@@ -54,14 +57,15 @@ type vramJSON struct {
 	// Prediction is always "uncalibrated" here: vram has no engine install
 	// whose measured starts it could use (plan does: docs/vram.md).
 	Prediction string `json:"prediction"`
-	*vram.Result
+	// The memory model's verdict, as in the plan document's vram.
+	*jsonplan.VRAM
 }
 
 // VRAMJSON prints one JSON object.
 type VRAMJSON struct{ view *View }
 
 func (v VRAMJSON) Estimate(e VRAMEstimate) error {
-	b, err := json.MarshalIndent(vramJSON{Model: e.Model.Name, GPU: *e.GPUs, Problems: e.Problems, Prediction: "uncalibrated", Result: e.Result}, "", "  ")
+	b, err := json.MarshalIndent(vramJSON{Model: e.Model.Name, GPU: *e.GPUs, Problems: e.Problems, Prediction: "uncalibrated", VRAM: plan.VRAMDocument(e.Result)}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -108,19 +112,12 @@ func writeVRAM(w io.Writer, spec *vram.ModelSpec, g *VRAMGPUs, r *vram.Result) {
 	fmt.Fprintf(w, "Model   %s: %d layers (%s), %s GiB of weights\n", spec.Name, len(spec.Layers), strings.Join(kl, ", "), gib(total))
 	fmt.Fprintf(w, "Engine  %s %s, TP %d x PP %d on %s, %s GiB each (%s)\n", r.Mode, r.EngineVersion, r.TP, r.PP, name, gib(r.GPUMemoryBytes), g.Source)
 	fmt.Fprintln(w, "        prediction: uncalibrated (roofline's formula; plan uses the engine's own figures once a server of it has started)")
-	util := "gpu_memory_utilization"
-	if r.Engine == vram.SGLang {
-		util = "mem_fraction_static"
-	}
-	fmt.Fprintf(w, "        max_model_len %d, %s %.3g, kv-cache-dtype %s, block %d", r.MaxModelLen, util, r.GPUMemoryUtilization, r.KVCacheDtype, r.BlockSize)
+	words := engine.LookupOrDefault(r.Engine).VRAM()
+	fmt.Fprintf(w, "        max_model_len %d, %s %.3g, kv-cache-dtype %s, block %d", r.MaxModelLen, words.Utilization, r.GPUMemoryUtilization, r.KVCacheDtype, r.BlockSize)
 	if r.MaxNumSeqs > 0 {
 		fmt.Fprintf(w, ", max_num_seqs %d", r.MaxNumSeqs)
 	}
-	if r.Engine == vram.SGLang {
-		fmt.Fprintf(w, ", chunked_prefill_size %d\n\n", r.MaxNumBatchedTokens)
-	} else {
-		fmt.Fprintf(w, ", max_num_batched_tokens %d\n\n", r.MaxNumBatchedTokens)
-	}
+	fmt.Fprintf(w, ", %s %d\n\n", words.Batch, r.MaxNumBatchedTokens)
 
 	fmt.Fprintf(w, "%-4s  %-3s  %8s  %10s  %8s  %6s  %9s  %10s  %11s\n",
 		"RANK", "GPU", "WEIGHTS", "ACTIVATION", "OVERHEAD", "GRAPHS", "KV BUDGET", "KV TOKENS", "CONCURRENCY")
@@ -142,11 +139,7 @@ func writeVRAM(w io.Writer, spec *vram.ModelSpec, g *VRAMGPUs, r *vram.Result) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Memory in GiB (2^30 bytes), per GPU. OVERHEAD is non-torch memory (NCCL, cuBLAS; for SGLang the CUDA context).")
 	if graphsInHeadroom {
-		if r.Engine == vram.SGLang {
-			fmt.Fprintln(w, "* Estimates: SGLang keeps activations and CUDA graphs out of the KV pool, in the 1 - mem_fraction_static share.")
-		} else {
-			fmt.Fprintln(w, "* Estimate: this vLLM captures CUDA graphs after sizing the KV cache, in the 1 - utilization headroom.")
-		}
+		fmt.Fprintln(w, words.GraphsNote)
 	}
 	fmt.Fprintf(w, "KV cache: %d bytes per token per GPU; one request of %d tokens needs %s GiB.\n",
 		r.KVBytesPerToken, r.MaxModelLen, gib(r.NeededBytes))

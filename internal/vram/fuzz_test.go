@@ -3,14 +3,16 @@ package vram
 import (
 	"math"
 	"testing"
+
+	"github.com/roofline/roofline/internal/engine/kinds"
 )
 
 // fuzzInput builds an Input from fuzzer bytes; sizes are reduced modulo
 // small ranges so that each run stays fast, but every field is reachable,
 // including the invalid values Estimate must reject.
-func fuzzInput(engine, version, kinds uint8, tp, pp, layers uint8, heads, kvh, headDim uint16, window uint32,
+func fuzzInput(engine, version, kindsN uint8, tp, pp, layers uint8, heads, kvh, headDim uint16, window uint32,
 	state, weights, gpuMem, free uint64, util float64, maxLen uint32, block, seqs uint16, mbt, conc uint32, dtype uint8, eager bool) Input {
-	engines := []string{VLLM, SGLang, "", "tgi"}
+	engines := []string{kinds.VLLM, kinds.SGLang, "", "tgi"}
 	versions := []string{"", "0.6.4", "0.8.5", "0.9.2", "0.10.1.1", "0.11.0", "0.16.0", "0.21.0", "0.4.3", "0.5.6", "x"}
 	dtypes := []string{"", "auto", "fp8", "bfloat16", "fp8_ds_mla", "float32", "nope"}
 	in := Input{
@@ -26,20 +28,20 @@ func fuzzInput(engine, version, kinds uint8, tp, pp, layers uint8, heads, kvh, h
 	n := int(layers%96) + 1
 	m := ModelSpec{NumAttentionHeads: int(heads % 200), HeadDim: int(headDim % 9000), HiddenSize: int(headDim) * 8,
 		IntermediateSize: int(headDim) * 24, VocabSize: int(window % (1 << 18)), MaxModelLen: int(window % (1 << 20)),
-		ExpertsPerToken: int(kinds % 9), MoEIntermediateSize: int(heads % 3000)}
+		ExpertsPerToken: int(kindsN % 9), MoEIntermediateSize: int(heads % 3000)}
 	for i := 0; i < n; i++ {
 		l := Layer{Kind: AttnFull, KVHeads: int(kvh % 5000), HeadDim: int(headDim % 9000)}
-		switch (int(kinds) + i) % 5 {
+		switch (int(kindsN) + i) % 5 {
 		case 1:
 			l.Kind, l.Window = AttnSliding, int(window%70000)
 		case 2:
 			l = Layer{Kind: AttnMLA, KVLoraRank: int(headDim % 1024), RopeDim: 64}
 		case 3:
-			if kinds&0x80 != 0 {
+			if kindsN&0x80 != 0 {
 				l = Layer{Kind: AttnLinear, StateBytes: state % (1 << 40)}
 			}
 		}
-		if kinds&0x40 == 0 && l.Kind != AttnFull {
+		if kindsN&0x40 == 0 && l.Kind != AttnFull {
 			l = Layer{Kind: AttnFull, KVHeads: int(kvh % 5000), HeadDim: int(headDim % 9000)}
 		}
 		m.Layers = append(m.Layers, l)
@@ -107,7 +109,7 @@ func BenchmarkEstimate(b *testing.B) {
 		{"Llama-3.1-8B-H100-TP1", h100(llama31_8B.spec(), 1, 32768)},
 		{"Llama-3.3-70B-FP8-H100-TP1-nofit", h100(llama33_70B_FP8.spec(), 1, 32768)},
 		{"gpt-oss-120b-TP4-hybrid", h100(gptOSS120B.spec(), 4, 131072)},
-		{"DeepSeek-MLA-TP2-PP2-SGLang", Input{Engine: SGLang, Model: mlaSpec(27), GPUMemoryBytes: gb(79.18), TP: 2, PP: 2, MaxModelLen: 65536}},
+		{"DeepSeek-MLA-TP2-PP2-SGLang", Input{Engine: kinds.SGLang, Model: mlaSpec(27), GPUMemoryBytes: gb(79.18), TP: 2, PP: 2, MaxModelLen: 65536}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {

@@ -6,12 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-)
 
-// Engines.
-const (
-	VLLM   = "vllm"
-	SGLang = "sglang"
+	"github.com/roofline/roofline/internal/engine/kinds"
 )
 
 // The versions assumed when Input.EngineVersion is empty: those whose flag
@@ -187,10 +183,8 @@ func pick(s []uint64, rank int) (uint64, bool) {
 
 // validate checks the input and returns the resolved engine version.
 func (in *Input) validate() error {
-	switch in.Engine {
-	case VLLM, SGLang:
-	default:
-		return fmt.Errorf("unknown engine %q: use vllm or sglang", in.Engine)
+	if models[in.Engine] == nil {
+		return fmt.Errorf("unknown engine %q: use %s", in.Engine, kinds.Or(false))
 	}
 	if in.TP < 1 || in.PP < 1 || in.TP*in.PP > maxRanks {
 		return fmt.Errorf("tensor parallel %d x pipeline parallel %d: each must be at least 1, %d GPUs at most", in.TP, in.PP, maxRanks)

@@ -104,7 +104,7 @@ func (r *run) minTP() int {
 
 // refused reports whether vLLM's start-up free-memory check fails.
 func (r *run) refused(res *Result) bool {
-	if r.in.Engine != VLLM || !r.startupCheck() || r.in.KVCacheMemoryBytes > 0 {
+	if r.m.startupCheck == nil || !r.m.startupCheck(r) || r.in.KVCacheMemoryBytes > 0 {
 		return false
 	}
 	for _, k := range res.Ranks {
@@ -161,10 +161,7 @@ func (r *run) suggest(res *Result) {
 				how, cr.KVTokens, cr.MaxConcurrency, r.maxLen)
 		}
 	}
-	flag := "-util (--gpu-memory-utilization)"
-	if r.in.Engine == SGLang {
-		flag = "-util (--mem-fraction-static)"
-	}
+	flag := r.m.utilFlag
 	if r.in.HCL {
 		flag = "gpu_memory_utilization"
 	}

@@ -8,6 +8,20 @@ import (
 // swaFullTokensRatio is SGLang's --swa-full-tokens-ratio default.
 const swaFullTokensRatio = 0.8
 
+// sglangModel is SGLang's arithmetic.
+var sglangModel = &model{
+	defaultVersion: DefaultSGLangVersion,
+	utilFlag:       "-util (--mem-fraction-static)",
+	defaults: func(r *run) error {
+		r.sglangDefaults()
+		return nil
+	},
+	compute: func(r *run, res *Result) {
+		res.Mode = "SGLang"
+		r.sglang(res)
+	},
+}
+
 // sglangHeuristic is true for SGLang versions with the GPU-memory-based
 // default mem_fraction_static (PR #10975, September 2025).
 func (r *run) sglangHeuristic() bool { return r.ver.atLeast(0, 5, 3) }

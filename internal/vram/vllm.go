@@ -73,6 +73,24 @@ func gpuFamily(cc, name string) string {
 	return ""
 }
 
+// vllmModel is vLLM's arithmetic: V0 before 0.8, V1 from it.
+var vllmModel = &model{
+	defaultVersion: DefaultVLLMVersion,
+	utilFlag:       "-util (--gpu-memory-utilization)",
+	defaults: func(r *run) error {
+		r.v0 = !r.ver.atLeast(0, 8, 0)
+		return r.vllmDefaults()
+	},
+	compute: func(r *run, res *Result) {
+		res.Mode = "vLLM V1"
+		if r.v0 {
+			res.Mode = "vLLM V0"
+		}
+		r.vllm(res)
+	},
+	startupCheck: (*run).startupCheck,
+}
+
 func (r *run) vllmDefaults() error {
 	in := &r.in
 	r.util = in.GPUMemoryUtilization

@@ -9,6 +9,8 @@ package vram
 import (
 	"fmt"
 	"math"
+
+	"github.com/roofline/roofline/internal/engine/kinds"
 )
 
 // Result is the prediction for one Input.
@@ -108,6 +110,7 @@ func Estimate(in Input) (*Result, error) {
 // run is an Input with its defaults resolved.
 type run struct {
 	in      Input
+	m       *model
 	ver     version
 	v0      bool
 	elem    kvElem
@@ -122,20 +125,36 @@ type run struct {
 	cudaGraphBS int
 }
 
+// model is one engine kind's arithmetic (vllm.go, sglang.go).
+type model struct {
+	defaultVersion string
+	// utilFlag names the utilization setting in suggestions.
+	utilFlag string
+	// defaults resolves the engine's defaults into r.
+	defaults func(r *run) error
+	// compute fills res (Mode included) at r.maxLen.
+	compute func(r *run, res *Result)
+	// startupCheck reports whether this version refuses to start when a
+	// GPU has less free memory than it requests (vLLM from 0.10).
+	startupCheck func(r *run) bool
+}
+
+// models is every engine kind's model, by kind name (engine/kinds); the
+// engine's Kind selects it through Input.Engine.
+var models = map[string]*model{kinds.VLLM: vllmModel, kinds.SGLang: sglangModel}
+
 // resolve fills in the engine's defaults.
 func resolve(in Input) (*run, error) {
 	if in.Engine == "" {
-		in.Engine = VLLM
+		in.Engine = kinds.VLLM
 	}
 	in.TP, in.PP = max(in.TP, 1), max(in.PP, 1)
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
+	m := models[in.Engine]
 	if in.EngineVersion == "" {
-		in.EngineVersion = DefaultVLLMVersion
-		if in.Engine == SGLang {
-			in.EngineVersion = DefaultSGLangVersion
-		}
+		in.EngineVersion = m.defaultVersion
 	}
 	ver, err := parseVersion(in.EngineVersion)
 	if err != nil {
@@ -148,7 +167,7 @@ func resolve(in Input) (*run, error) {
 	if elem.dsMLA && !in.Model.hasKind(AttnMLA) {
 		return nil, fmt.Errorf("KV cache dtype fp8_ds_mla is for MLA models (DeepSeek); %s has no MLA layers", in.Model.name())
 	}
-	r := &run{in: in, ver: ver, elem: elem, conc: max(in.Concurrency, 1)}
+	r := &run{in: in, m: m, ver: ver, elem: elem, conc: max(in.Concurrency, 1)}
 	r.maxLen = in.MaxModelLen
 	if r.maxLen == 0 {
 		r.maxLen = in.Model.MaxModelLen
@@ -156,13 +175,8 @@ func resolve(in Input) (*run, error) {
 	if r.maxLen <= 0 {
 		return nil, fmt.Errorf("no context length: the model does not say its maximum, so give one (-ctx LEN)")
 	}
-	if in.Engine == VLLM {
-		r.v0 = !ver.atLeast(0, 8, 0)
-		if err := r.vllmDefaults(); err != nil {
-			return nil, err
-		}
-	} else {
-		r.sglangDefaults()
+	if err := m.defaults(r); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -206,16 +220,7 @@ func (r *run) compute() *Result {
 			"the context of %d tokens is longer than the model's maximum of %d; the engine refuses it (vLLM: User-specified max_model_len is greater than the derived max_model_len). Lower the context to %d or less.",
 			r.maxLen, l, l))
 	}
-	if in.Engine == VLLM {
-		res.Mode = "vLLM V1"
-		if r.v0 {
-			res.Mode = "vLLM V0"
-		}
-		r.vllm(res)
-	} else {
-		res.Mode = "SGLang"
-		r.sglang(res)
-	}
+	r.m.compute(r, res)
 	r.summarise(res)
 	return res
 }

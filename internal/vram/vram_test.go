@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/roofline/roofline/internal/engine/kinds"
 )
 
 func h100(m ModelSpec, tp, ctx int) Input {
@@ -247,7 +249,7 @@ func TestMambaBlockSize(t *testing.T) {
 	if res.KVTokens <= 0 || res.MaxConcurrency <= 0 {
 		t.Errorf("tokens %d, concurrency %.2f", res.KVTokens, res.MaxConcurrency)
 	}
-	in.Engine = SGLang
+	in.Engine = kinds.SGLang
 	res = mustEstimate(t, in)
 	if len(res.Warnings) == 0 || !strings.Contains(res.Warnings[0], "state pool") {
 		t.Errorf("SGLang hybrid: want the state-pool warning, got %q", res.Warnings)
@@ -421,7 +423,7 @@ func TestSGLangDefaultMemFraction(t *testing.T) {
 		{"old TP table, TP1", "0.4.3", 81559, 1, 0.88},
 		{"old TP table, TP8", "0.4.3", 81559, 8, 0.81},
 	} {
-		in := Input{Engine: SGLang, EngineVersion: c.version, Model: llama31_8B.spec(), GPUMemoryBytes: c.nvmlMiB << 20,
+		in := Input{Engine: kinds.SGLang, EngineVersion: c.version, Model: llama31_8B.spec(), GPUMemoryBytes: c.nvmlMiB << 20,
 			NVMLTotalBytes: c.nvmlMiB << 20, TP: c.tp, MaxModelLen: 8192}
 		res := mustEstimate(t, in)
 		if res.GPUMemoryUtilization != c.want {
@@ -432,7 +434,7 @@ func TestSGLangDefaultMemFraction(t *testing.T) {
 
 func TestSGLangSemantics(t *testing.T) {
 	// Other tenants shrink SGLang's budget in proportion (mfs x free).
-	in := Input{Engine: SGLang, Model: qwen3_32B.spec(), GPUMemoryBytes: gb(79.18), TP: 2, MaxModelLen: 32768, GPUMemoryUtilization: 0.85}
+	in := Input{Engine: kinds.SGLang, Model: qwen3_32B.spec(), GPUMemoryBytes: gb(79.18), TP: 2, MaxModelLen: 32768, GPUMemoryUtilization: 0.85}
 	idle := mustEstimate(t, in)
 	in.FreeMemoryBytes = []uint64{gb(72)}
 	busy := mustEstimate(t, in)
@@ -466,7 +468,7 @@ func TestSGLangSemantics(t *testing.T) {
 
 func TestSGLangSlidingPool(t *testing.T) {
 	spec := gptOSS120B.spec()
-	in := Input{Engine: SGLang, Model: spec, GPUMemoryBytes: gb(79.18), TP: 4, MaxModelLen: 16384,
+	in := Input{Engine: kinds.SGLang, Model: spec, GPUMemoryBytes: gb(79.18), TP: 4, MaxModelLen: 16384,
 		Overrides: Overrides{KVBudgetBytes: one(40)}}
 	res := mustEstimate(t, in)
 	// 18 full + 18 sliding layers of 512 B: tokens = rest / (18*512 + 0.8*18*512).

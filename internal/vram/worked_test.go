@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/roofline/roofline/internal/engine/kinds"
 )
 
 // gb converts a logged GiB figure (two decimals) to bytes.
@@ -32,7 +34,7 @@ type worked struct {
 
 func workedChecks() []worked {
 	h100 := func(m denseCfg, tp, ctx int, w, act, nt float64) Input {
-		return Input{Engine: VLLM, EngineVersion: "0.11.0", Model: m.spec(), GPUMemoryBytes: gb(79.18),
+		return Input{Engine: kinds.VLLM, EngineVersion: "0.11.0", Model: m.spec(), GPUMemoryBytes: gb(79.18),
 			GPUName: "NVIDIA H100 80GB HBM3", TP: tp, MaxModelLen: ctx, BlockSize: 128,
 			Overrides: Overrides{WeightsBytes: one(w), ActivationBytes: one(act), NonTorchBytes: one(nt)}}
 	}
@@ -40,11 +42,11 @@ func workedChecks() []worked {
 	dsPP := mlaSpec(27)
 	return []worked{
 		{name: "V01 V0 Llama-3.1-8B RTX3090 u0.90 20k", fits: true, tokens: 1952 * 16, own: 0.06,
-			in: Input{Engine: VLLM, EngineVersion: "0.6.4", Model: llama31_8B.spec(), GPUMemoryBytes: gb(23.58),
+			in: Input{Engine: kinds.VLLM, EngineVersion: "0.6.4", Model: llama31_8B.spec(), GPUMemoryBytes: gb(23.58),
 				GPUName: "NVIDIA GeForce RTX 3090", MaxModelLen: 20000, GPUMemoryUtilization: 0.90,
 				Overrides: Overrides{WeightsBytes: one(14.99), ActivationBytes: one(2.07), NonTorchBytes: one(0.35)}}},
 		{name: "V03 V0 Llama-3-8B A100-40GB u0.90", fits: true, tokens: 91056, own: 0.80,
-			in: Input{Engine: VLLM, EngineVersion: "0.6.4", Model: llama3_8B.spec(), GPUMemoryBytes: gb(39.50),
+			in: Input{Engine: kinds.VLLM, EngineVersion: "0.6.4", Model: llama3_8B.spec(), GPUMemoryBytes: gb(39.50),
 				GPUName: "NVIDIA A100-SXM4-40GB", MaxModelLen: 8192, GPUMemoryUtilization: 0.90,
 				Overrides: Overrides{WeightsBytes: one(14.96), ActivationBytes: one(9.37), NonTorchBytes: one(0.10)}}},
 		{name: "V18 V1 Llama-3.1-8B H100", fits: true, budget: 51.38, own: 0.01, fitted: true,
@@ -56,14 +58,14 @@ func workedChecks() []worked {
 				return in
 			}()},
 		{name: "V11 V1 0.10.1.1 Qwen2-7B A100-80GB u0.50", fits: true, tokens: 464848, conc: 28.37, own: 0.01, fitted: true,
-			in: Input{Engine: VLLM, EngineVersion: "0.10.1.1", Model: qwen2_7B.spec(), GPUMemoryBytes: gb(79.28),
+			in: Input{Engine: kinds.VLLM, EngineVersion: "0.10.1.1", Model: qwen2_7B.spec(), GPUMemoryBytes: gb(79.28),
 				GPUName: "NVIDIA A100-SXM4-80GB", MaxModelLen: 16384, GPUMemoryUtilization: 0.50,
 				Overrides: Overrides{KVBudgetBytes: one(24.83)}}},
 		{name: "V13 V1 0.10.1.1 gpt-oss-120b TP4 hybrid", fits: true, tokens: 2640144, conc: 284.25,
-			in: Input{Engine: VLLM, EngineVersion: "0.10.1.1", Model: gptOSS, GPUMemoryBytes: gb(79.18), TP: 4,
+			in: Input{Engine: kinds.VLLM, EngineVersion: "0.10.1.1", Model: gptOSS, GPUMemoryBytes: gb(79.18), TP: 4,
 				MaxModelLen: 16384, MaxNumBatchedTokens: 2048, Overrides: Overrides{KVBudgetBytes: one(45.32)}}},
 		{name: "V09 V1 DeepSeek-V2-Lite TP2 PP2 L4", fits: true, tokens: 807792,
-			in: Input{Engine: VLLM, EngineVersion: "0.9.2", Model: dsPP, GPUMemoryBytes: gb(22.03),
+			in: Input{Engine: kinds.VLLM, EngineVersion: "0.9.2", Model: dsPP, GPUMemoryBytes: gb(22.03),
 				GPUName: "NVIDIA L4", ComputeCapability: "8.9", TP: 2, PP: 2, MaxModelLen: 8192,
 				Overrides: Overrides{KVBudgetBytes: []uint64{gb(12.1334), gb(12.1334), gb(11.33), gb(11.33)}}}},
 		{name: "llm-d Qwen3-0.6B H100 16000", fits: true, budget: 64.45, own: 0.01, fitted: true,
@@ -79,7 +81,7 @@ func workedChecks() []worked {
 		{name: "llm-d Llama-3.3-70B-FP8 H100 TP2", fits: true, budget: 32.0, own: 0.01, fitted: true,
 			in: h100(llama33_70B_FP8, 2, 16000, 33.88, 4.84, 0.55)},
 		{name: "S02 SGLang QwQ-32B TP4 L4 mfs0.85", fits: true, tokens: 46611, own: 0.10,
-			in: Input{Engine: SGLang, EngineVersion: "0.4.3", Model: qwq32B.spec(), GPUMemoryBytes: gb(22.03),
+			in: Input{Engine: kinds.SGLang, EngineVersion: "0.4.3", Model: qwq32B.spec(), GPUMemoryBytes: gb(22.03),
 				NVMLTotalBytes: 23034 << 20, GPUName: "NVIDIA L4", TP: 4, MaxModelLen: 32768, GPUMemoryUtilization: 0.85,
 				Overrides: Overrides{InitFreeBytes: one(21.63), WeightsBytes: one(21.63 - 6.09)}}},
 	}
@@ -174,7 +176,7 @@ func TestWorkedDetails(t *testing.T) {
 		}
 	})
 	t.Run("V08 DeepSeek-V2-Lite-Chat: 0.95 GiB KV cache is needed", func(t *testing.T) {
-		in := Input{Engine: VLLM, EngineVersion: "0.9.2", Model: mlaSpec(27), GPUMemoryBytes: gb(22.03),
+		in := Input{Engine: kinds.VLLM, EngineVersion: "0.9.2", Model: mlaSpec(27), GPUMemoryBytes: gb(22.03),
 			GPUName: "NVIDIA L4", MaxModelLen: 32768, Overrides: Overrides{KVBudgetBytes: one(0.5)}}
 		res, err := Estimate(in)
 		if err != nil {
@@ -194,7 +196,7 @@ func TestWorkedDetails(t *testing.T) {
 		}
 	})
 	t.Run("S01 Qwen3-235B TP4: one KV head per rank, K size 8.23 GiB", func(t *testing.T) {
-		in := Input{Engine: SGLang, Model: qwen3_235B.spec(), GPUMemoryBytes: gb(79.18), TP: 4, MaxModelLen: 40960}
+		in := Input{Engine: kinds.SGLang, Model: qwen3_235B.spec(), GPUMemoryBytes: gb(79.18), TP: 4, MaxModelLen: 40960}
 		res, err := Estimate(in)
 		if err != nil {
 			t.Fatal(err)

@@ -19,12 +19,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/roofline/roofline/internal/engine/kinds"
 )
 
 // Options configure a Server. The zero value is a vLLM server named
 // "test-model" that answers at once.
 type Options struct {
-	Engine string // "vllm" (default) or "sglang"
+	Engine string // kinds.VLLM (default) or kinds.SGLang
 	Model  string // served name; default "test-model"
 
 	TTFT time.Duration // from request arrival to the first token
@@ -66,9 +68,27 @@ type Options struct {
 	NoTokenize bool
 }
 
+// behaviour is how the fake differs per engine kind.
+type behaviour struct {
+	versionPath, version                   string // the path that answers {"version": ...}
+	nestedErrors                           bool   // {"error": {...}} (vLLM) rather than a flat object
+	metricsOptIn                           bool   // /metrics only with Options.Metrics (SGLang's --enable-metrics)
+	autoToolChoiceFlag                     bool   // tool_choice "auto" needs --enable-auto-tool-choice
+	prefix, running, waiting, usage, label string
+}
+
+// behaviours is keyed by engine kind: selected, never compared.
+var behaviours = map[string]behaviour{
+	kinds.VLLM: {versionPath: "/version", version: "0.16.0", nestedErrors: true, autoToolChoiceFlag: true,
+		prefix: "vllm:", running: "num_requests_running", waiting: "num_requests_waiting", usage: "kv_cache_usage_perc", label: `,engine="0"`},
+	kinds.SGLang: {versionPath: "/server_info", version: "0.5.6.post2", metricsOptIn: true,
+		prefix: "sglang:", running: "num_running_reqs", waiting: "num_queue_reqs", usage: "token_usage"},
+}
+
 // Server is the fake engine. Use it as an http.Handler.
 type Server struct {
 	o      Options
+	b      behaviour
 	mux    *http.ServeMux
 	health atomic.Int32
 
@@ -86,31 +106,22 @@ type Server struct {
 // New returns a fake server.
 func New(o Options) *Server {
 	if o.Engine == "" {
-		o.Engine = "vllm"
+		o.Engine = kinds.VLLM
 	}
 	if o.Model == "" {
 		o.Model = "test-model"
 	}
-	s := &Server{o: o, mux: http.NewServeMux()}
+	s := &Server{o: o, b: behaviours[o.Engine], mux: http.NewServeMux()}
 	s.health.Store(200)
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(int(s.health.Load()))
 	})
 	s.mux.HandleFunc("GET /v1/models", s.models)
-	s.mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
-		if o.Engine != "vllm" {
-			http.NotFound(w, r)
-			return
-		}
-		writeJSON(w, 200, map[string]any{"version": "0.16.0"})
-	})
-	s.mux.HandleFunc("GET /server_info", func(w http.ResponseWriter, r *http.Request) {
-		if o.Engine != "sglang" {
-			http.NotFound(w, r)
-			return
-		}
-		writeJSON(w, 200, map[string]any{"version": "0.5.6.post2"})
-	})
+	if s.b.versionPath != "" {
+		s.mux.HandleFunc("GET "+s.b.versionPath, func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, 200, map[string]any{"version": s.b.version})
+		})
+	}
 	s.mux.HandleFunc("GET /metrics", s.metrics)
 	s.mux.HandleFunc("POST /tokenize", s.tokenize)
 	s.mux.HandleFunc("POST /detokenize", s.detokenize)
@@ -166,7 +177,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func (s *Server) errorBody(code int, typ, msg string) any {
-	if s.o.Engine == "sglang" {
+	if !s.b.nestedErrors {
 		return map[string]any{"object": "error", "message": msg, "type": typ, "param": nil, "code": code}
 	}
 	return map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": code}}
@@ -222,18 +233,14 @@ func (s *Server) detokenize(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
-	if s.o.NoMetrics || (s.o.Engine == "sglang" && !s.o.Metrics) {
+	if s.o.NoMetrics || (s.b.metricsOptIn && !s.o.Metrics) {
 		http.NotFound(w, r)
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	p := "vllm:"
-	running, waiting, usage, label := "num_requests_running", "num_requests_waiting", "kv_cache_usage_perc", `model_name="`+s.o.Model+`",engine="0"`
+	p, running, waiting, usage, label := s.b.prefix, s.b.running, s.b.waiting, s.b.usage, `model_name="`+s.o.Model+`"`+s.b.label
 	if s.o.LegacyMetricNames {
 		usage = "gpu_cache_usage_perc"
-	}
-	if s.o.Engine == "sglang" {
-		p, running, waiting, usage, label = "sglang:", "num_running_reqs", "num_queue_reqs", "token_usage", `model_name="`+s.o.Model+`"`
 	}
 	fmt.Fprintf(w, "# HELP python_gc_objects_collected_total Objects collected during gc\n# TYPE python_gc_objects_collected_total counter\npython_gc_objects_collected_total{generation=\"0\"} 1234.0\n")
 	fmt.Fprintf(w, "# HELP %s%s Number of requests running.\n# TYPE %[1]s%[2]s gauge\n%[1]s%[2]s{%s} %d.0\n", p, running, label, s.running.Load())
@@ -304,7 +311,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	chat := strings.HasSuffix(r.URL.Path, "/chat/completions")
 	choice := strings.Trim(string(req.ToolChoice), `"`)
 	useTools := chat && len(req.Tools) > 0 && choice != "none"
-	if useTools && (choice == "" || choice == "auto") && s.o.NoAutoToolChoice && s.o.Engine == "vllm" {
+	if useTools && (choice == "" || choice == "auto") && s.o.NoAutoToolChoice && s.b.autoToolChoiceFlag {
 		writeJSON(w, 400, s.errorBody(400, "BadRequestError", `"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`))
 		return
 	}

@@ -1,19 +1,23 @@
-package config
+package engine
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/roofline/roofline/internal/config"
 	"github.com/zclconf/go-cty/cty"
 )
 
 // genFlags maps an engine flag back to the server attribute it renders
-// from (the reverse of plan's flag table), with the value's kind.
+// from, with the value's kind; the attributes are the kinds' flag tables'
+// (TestGenFlagsAgree).
 var genFlags = map[string]struct {
 	attr string
 	kind byte // 'n' number, 's' string, 't' true when present, 'f' false when present, '-' implied by another
@@ -58,7 +62,7 @@ var envRooflineSets = map[string]bool{"HF_HUB_OFFLINE": true, "TRANSFORMERS_OFFL
 // needs when the configuration has none that matches) for a running engine
 // from its command line and environment: roofline import
 // -generate-config-out. notes say what a person must check.
-func GenerateServer(cfg *Config, name string, argv []string, env map[string]string) ([]byte, []string, error) {
+func GenerateServer(cfg *config.Config, name string, argv []string, env map[string]string) ([]byte, []string, error) {
 	var notes []string
 	kind, version, rehearsal, cmd, rest, err := splitEngineArgv(argv)
 	if err != nil {
@@ -68,7 +72,7 @@ func GenerateServer(cfg *Config, name string, argv []string, env map[string]stri
 	body := f.Body()
 
 	modelPath := ""
-	if kind == KindVLLM && len(rest) > 0 && rest[0] == "serve" {
+	if sub := MustLookup(kind).subcommand; sub != "" && len(rest) > 0 && rest[0] == sub {
 		rest = rest[1:]
 		if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 			modelPath, rest = rest[0], rest[1:]
@@ -177,7 +181,7 @@ func GenerateServer(cfg *Config, name string, argv []string, env map[string]stri
 	if e := cfg.Engines[engineName]; e != nil {
 		engineEnv = e.Env
 	}
-	for _, k := range sortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		switch {
 		case envRooflineSets[k] || engineEnv[k] == env[k] || strings.HasPrefix(k, "ROOFLINE_"):
 		case !(strings.HasPrefix(k, "VLLM_") || strings.HasPrefix(k, "SGLANG_") || strings.HasPrefix(k, "NCCL_") || strings.HasPrefix(k, "HF_") ||
@@ -209,26 +213,27 @@ func isSecretName(k string) bool {
 }
 
 // splitEngineArgv tells the engine from a command line: roofline's
-// rehearsal engine ("roofline rehearsal vllm@0.16.0 ..."), vLLM ("vllm
-// serve"), SGLang ("python -m sglang.launch_server").
+// rehearsal engine ("roofline rehearsal vllm@0.16.0 ..."), or a kind's
+// executable ("vllm serve") or module ("python -m sglang.launch_server").
 func splitEngineArgv(argv []string) (kind, version string, rehearsal bool, cmd, rest []string, err error) {
-	switch {
-	case len(argv) >= 3 && argv[1] == "rehearsal":
+	if len(argv) >= 3 && argv[1] == "rehearsal" {
 		k, v, ok := strings.Cut(argv[2], "@")
-		if !ok || (k != KindVLLM && k != KindSGLang) {
+		if !ok || Lookup(k) == nil {
 			return "", "", false, nil, nil, fmt.Errorf("%q is not a rehearsal engine spec (kind@version)", argv[2])
 		}
 		return k, v, true, argv[:3], argv[3:], nil
-	case len(argv) >= 2 && filepath.Base(argv[0]) == "vllm":
-		return KindVLLM, "", false, argv[:1], argv[1:], nil
+	}
+	for _, k := range registry {
+		if len(argv) >= 2 && slices.Contains(k.executables, filepath.Base(argv[0])) {
+			return k.Name, "", false, argv[:1], argv[1:], nil
+		}
 	}
 	for i := 0; i+1 < len(argv); i++ {
 		if argv[i] == "-m" {
-			switch argv[i+1] {
-			case "sglang.launch_server":
-				return KindSGLang, "", false, argv[:i+2], argv[i+2:], nil
-			case "vllm.entrypoints.cli.main", "vllm.entrypoints.openai.api_server":
-				return KindVLLM, "", false, argv[:i+2], argv[i+2:], nil
+			for _, k := range registry {
+				if slices.Contains(k.modules, argv[i+1]) {
+					return k.Name, "", false, argv[:i+2], argv[i+2:], nil
+				}
 			}
 		}
 	}
@@ -260,7 +265,7 @@ func parseFlags(argv []string) (pos []string, out []genFlag) {
 	return pos, out
 }
 
-func findEngine(cfg *Config, kind, version string, rehearsal bool, cmd []string) string {
+func findEngine(cfg *config.Config, kind, version string, rehearsal bool, cmd []string) string {
 	for _, n := range cfg.EngineNames() {
 		e := cfg.Engines[n]
 		if e.Kind != kind {
@@ -276,7 +281,7 @@ func findEngine(cfg *Config, kind, version string, rehearsal bool, cmd []string)
 	return ""
 }
 
-func findModel(cfg *Config, path string) string {
+func findModel(cfg *config.Config, path string) string {
 	for _, n := range cfg.ModelNames() {
 		if m := cfg.Models[n]; filepath.Clean(m.Path) == filepath.Clean(path) {
 			return n
