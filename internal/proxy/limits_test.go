@@ -227,7 +227,7 @@ func TestLimitsChangeLive(t *testing.T) {
 	defer cancel()
 	listen := freePort(t)
 	p := New(target, status).WithLimitsFile(limits)
-	go func() { _ = p.Run(ctx, listen) }()
+	run(t, ctx, cancel, p, listen)
 	waitUp(t, listen)
 	url := "http://" + listen
 	post := func(c *http.Client, path string, n int) int {
