@@ -29,6 +29,7 @@ func runProxy(m *Meta, args []string) int {
 	maxBody := fs.Int64("max-body", 0, "")
 	maxBuffered := fs.Int64("max-buffered", 0, "")
 	maxConns := fs.Int("max-conns", 0, "")
+	limitsFile := fs.String("limits-file", "", "")
 	if !parseFlags(m, fs, args) {
 		return ExitError
 	}
@@ -37,7 +38,7 @@ func runProxy(m *Meta, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	p := proxy.New(*target, *status).WithKeyFile(*keyFile).WithLimits(proxy.Limits{MaxBody: *maxBody, MaxBuffered: *maxBuffered, MaxConns: *maxConns})
+	p := proxy.New(*target, *status).WithKeyFile(*keyFile).WithLimits(proxy.Limits{MaxBody: *maxBody, MaxBuffered: *maxBuffered, MaxConns: *maxConns}).WithLimitsFile(*limitsFile)
 	if err := p.Run(ctx, *listen); err != nil {
 		fmt.Fprintf(m.Err, "Error: roofline proxy: %v\n", err)
 		return ExitError

@@ -309,7 +309,7 @@ Options:
 
 // UsageProxy is the help text of roofline proxy.
 const UsageProxy = `Usage: roofline proxy -listen HOST:PORT -target-file FILE [-status-file FILE] [-api-key-file FILE]
-          [-max-body BYTES] [-max-buffered BYTES] [-max-conns N]
+          [-limits-file FILE] [-max-body BYTES] [-max-buffered BYTES] [-max-conns N]
 
   Forwards HTTP (streaming included) from the server's public port to the
   engine instance named in the target file. apply starts one per server with
@@ -319,6 +319,9 @@ const UsageProxy = `Usage: roofline proxy -listen HOST:PORT -target-file FILE [-
   -api-key-file FILE  When the file exists, requests other than /health and
                       /metrics need "Authorization: Bearer KEY" (401
                       otherwise); re-read when it changes.
+  -limits-file FILE   When the file exists, its limits (JSON, written by
+                      apply from the server's proxy block) replace the
+                      ones below; re-read when it changes, no restart.
   -max-body BYTES     Largest request body (413 above). Default 64 MiB.
   -max-buffered BYTES Request bodies held at once, all clients (503 above).
                       Default 256 MiB.
