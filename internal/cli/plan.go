@@ -165,7 +165,7 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 		unlock()
 		return nil, nil, nil, nil, false
 	}
-	in := b.refresher(o.inventory, o.refresh).Refresh(context.Background(), cfg, st)
+	in := b.refresh(context.Background(), o.inventory, o.refresh, cfg, st)
 	if found := foundInstances(in); len(found) > 0 {
 		fmt.Fprintf(m.Err, "roofline found instances it had started but not recorded (an earlier run was interrupted): %s; apply records them first.\n", strings.Join(found, ", "))
 	}
