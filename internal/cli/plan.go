@@ -3,9 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -92,7 +90,7 @@ func serverNames(m *Meta, cfg *config.Config, st *state.File, addrs []string, fl
 			for n := range cfg.Servers {
 				known = append(known, state.ServerAddr(n))
 			}
-			fmt.Fprintf(m.Err, "Error: -%s=%s: no such server in the configuration or the state.%s\n", flag, a, suggest.DidYouMean(a, known))
+			m.view().Errorf("-%s=%s: no such server in the configuration or the state.%s", flag, a, suggest.DidYouMean(a, known))
 			return nil, false
 		}
 		out = append(out, name)
@@ -121,18 +119,6 @@ func instancesOf(cfg *config.Config, st *state.File, block string) []string {
 		out = append(out, n)
 	}
 	sort.Strings(out)
-	return out
-}
-
-// foundInstances lists what refresh found by launch id that the state does
-// not record ("server.a: pid 42").
-func foundInstances(in *plan.Inputs) []string {
-	var out []string
-	for _, name := range slices.Sorted(maps.Keys(in.Observed)) {
-		if f := in.Observed[name].Found; f != nil {
-			out = append(out, fmt.Sprintf("server.%s: %s", name, f.Describe()))
-		}
-	}
 	return out
 }
 
@@ -166,9 +152,7 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 		return nil, nil, nil, nil, false
 	}
 	in := b.refresh(context.Background(), o.inventory, o.refresh, cfg, st)
-	if found := foundInstances(in); len(found) > 0 {
-		fmt.Fprintf(m.Err, "roofline found instances it had started but not recorded (an earlier run was interrupted): %s; apply records them first.\n", strings.Join(found, ", "))
-	}
+	m.view().Unrecorded(in.Observed)
 	in.Mode, in.Targets, in.Replace = mode, targets, replaces
 	in.Review = o.review
 	if !o.review {
@@ -268,7 +252,7 @@ func runPlan(m *Meta, args []string) int {
 			err = plan.Save(o.out, p, key)
 		}
 		if err != nil {
-			fmt.Fprintf(m.Err, "Error: saving the plan: %v\n", err)
+			m.view().Errorf("saving the plan: %v", err)
 			return ExitError
 		}
 		view.Saved(o.out, !m.InAutomation && !p.Review)

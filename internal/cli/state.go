@@ -63,7 +63,7 @@ func openState(m *Meta, dir string) (*state.Filesystem, bool) {
 	if dir == "" {
 		cfg, ok := loadConfig(m)
 		if !ok {
-			fmt.Fprintln(m.Err, "Error: the state directory is set in the configuration, which did not load (see above). "+
+			m.view().Errorf("the state directory is set in the configuration, which did not load (see above). " +
 				"Fix it, or name the directory: -state-dir=DIR (the default is .roofline next to the configuration).")
 			return nil, false
 		}
@@ -77,12 +77,7 @@ func openState(m *Meta, dir string) (*state.Filesystem, bool) {
 
 // staleLockNote prints a note when a command takes over a lock left by a
 // roofline that ended without releasing it.
-func staleLockNote(m *Meta) func(*state.LockInfo) {
-	return func(old *state.LockInfo) {
-		fmt.Fprintf(m.Err, "Note: the previous lock (%s by %s, pid %d on %s, %s) was left by a roofline that ended without releasing it; taken over.\n",
-			old.Operation, old.Who, old.PID, old.Host, old.Created.Local().Format(time.RFC3339))
-	}
-}
+func staleLockNote(m *Meta) func(*state.LockInfo) { return m.view().StaleLockTakenOver }
 
 // parseServerAddr accepts "server.NAME" or "NAME".
 func parseServerAddr(arg string) (string, error) {
@@ -132,12 +127,12 @@ func lockState(m *Meta, sm *state.Filesystem, op string, timeout time.Duration) 
 	id, err := sm.Lock(ctx, state.NewLockInfo(op))
 	cancel()
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return nil, false
 	}
 	return func() {
 		if err := sm.Unlock(id); err != nil {
-			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			m.view().Errorf("%v", err)
 		}
 	}, true
 }
@@ -145,7 +140,7 @@ func lockState(m *Meta, sm *state.Filesystem, op string, timeout time.Duration) 
 func readState(m *Meta, sm *state.Filesystem) (*state.File, bool) {
 	f, err := sm.Read()
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return nil, false
 	}
 	return f, true
@@ -193,7 +188,7 @@ func runStateShow(m *Meta, args []string) int {
 	}
 	servers, err := lookupServers(f, fs.Args())
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v.\n", err)
+		m.view().Errorf("%v.", err)
 		return ExitError
 	}
 	views.NewStateShow(views.TypeOf(*jsonOut), m.view()).Server(servers[0])
@@ -229,7 +224,7 @@ func runStateRm(m *Meta, args []string) int {
 	}
 	servers, err := lookupServers(f, fs.Args())
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v. Nothing was removed.\n", err)
+		m.view().Errorf("%v. Nothing was removed.", err)
 		return ExitError
 	}
 	seen := map[string]bool{}
@@ -241,7 +236,7 @@ func runStateRm(m *Meta, args []string) int {
 	}
 	if !*dryRun {
 		if err := sm.Write(f); err != nil {
-			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			m.view().Errorf("%v", err)
 			return ExitError
 		}
 	}
