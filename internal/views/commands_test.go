@@ -531,3 +531,24 @@ func TestUnrecordedAndStaleLock(t *testing.T) {
 		t.Errorf("stale lock note: %q", errOut)
 	}
 }
+
+func TestLogsView(t *testing.T) {
+	runViewCases(t, []viewCase{
+		{"logs", false, func(v *View) {
+			l := NewLogs(v)
+			l.Lines([]string{"INFO starting", "INFO ready"})
+			if err := l.Copy(strings.NewReader("whole log\n")); err != nil {
+				t.Fatal(err)
+			}
+			l.Follow([]byte("INFO more\x1b[0m\n"))
+		}},
+	})
+}
+
+func TestVRAMUnusable(t *testing.T) {
+	runViewCases(t, []viewCase{
+		{"vram-unusable", false, func(v *View) {
+			NewVRAM(ViewJSON, v).Unusable("/models/x", errors.New("config.json: no num_hidden_layers"), []string{"shard 2 is missing"})
+		}},
+	})
+}
