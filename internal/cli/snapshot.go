@@ -13,30 +13,15 @@ import (
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/snapshot"
 	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
 	register(&Command{
 		Name:     "snapshot",
 		Synopsis: "Write the host snapshot that review plans read",
-		Usage: `Usage: roofline [global options] snapshot -out=FILE [options]
-
-  On the GPU host: writes what a plan in code review needs to see the host,
-  with no secret in it: the state (redacted), each server's liveness and
-  health, the GPU inventory with each GPU process attributed to its server,
-  every engine's probe (identity, version, full flag list), each model's
-  fingerprint, file manifest and memory facts, the ports held, and the
-  footprints measured at start-up. Commit it beside the configuration (a
-  timer can refresh it); CI runs roofline plan -review -snapshot=FILE.
-  Changes nothing on the host and takes no lock.
-
-Options:
-  -out=FILE             Where to write the snapshot ("-" for stdout).
-  -inventory=FILE       GPU snapshot to use instead of NVML.
-  -refresh-probes       Probe the engines again instead of using the cache.
-  -host=NAME            The host's name in review plans (default: hostname).
-` + varsUsage,
-		Run: runSnapshot,
+		Usage:    views.UsageSnapshot,
+		Run:      runSnapshot,
 	})
 }
 
@@ -96,7 +81,7 @@ func runSnapshot(m *Meta, args []string) int {
 // takeSnapshot refreshes as plan does and records what it found (roofline
 // snapshot, and the agent's /snapshot).
 func (b *backend) takeSnapshot(ctx context.Context, cfg *config.Config, st *state.File, inventory string, reprobe bool) *snapshot.File {
-	in := b.refresher(inventory, reprobe).Refresh(ctx, cfg, st)
+	in := b.refresh(ctx, inventory, reprobe, cfg, st)
 	host, _ := os.Hostname()
 	return snapshot.Take(in, &portChecker{}, host, time.Now())
 }
@@ -129,6 +114,7 @@ func makeSnapshotPlan(m *Meta, o *planOptions, mode plan.Mode) (*plan.Plan, *sta
 		return nil, nil, false
 	}
 	in := snap.Inputs(cfg)
+	rehearsalInventory(in)
 	in.Mode, in.Targets, in.Replace = mode, targets, replaces
 	in.Review = true
 	in.Now = time.Now()
