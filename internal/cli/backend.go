@@ -237,7 +237,8 @@ type prober struct {
 }
 
 func (p prober) Probe(ctx context.Context, e *config.Engine) (*engine.Installed, error) {
-	return engine.Probe(ctx, e, p.self, probeRunner(), p.cacheDir, p.refresh)
+	rehearsal.Resolve(e, p.self)
+	return engine.Probe(ctx, e, probeRunner(), p.cacheDir, p.refresh)
 }
 
 // lock takes the state lock for op, waiting up to timeout.
@@ -291,6 +292,7 @@ func (b *backend) readState(m *Meta) (*state.File, bool) {
 
 // refresh observes what runs for a plan of cfg.
 func (b *backend) refresh(ctx context.Context, inventoryFlag string, reprobe bool, cfg *config.Config, st *state.File) *plan.Inputs {
+	rehearsal.ResolveAll(cfg, b.self)
 	in := b.refresher(inventoryFlag, reprobe).Refresh(ctx, cfg, st)
 	rehearsalInventory(in)
 	return in
@@ -325,7 +327,6 @@ func (b *backend) refresher(inventoryFlag string, reprobe bool) *plan.Refresher 
 		Engines:   prober{self: b.self, cacheDir: filepath.Join(b.stateDir, "probes"), refresh: reprobe},
 		Observer:  newObserver(b.drivers, b.stateDir),
 		Ports:     &portChecker{},
-		Self:      b.self,
 		Journal:   journal.Path(b.stateDir),
 		StateDir:  b.stateDir,
 	}
