@@ -167,7 +167,7 @@ func Main(args []string, streams Streams) int {
 		}
 	}
 	if len(args) == 0 {
-		printHelp(m.Out)
+		printHelp(m)
 		return ExitError
 	}
 
@@ -197,7 +197,7 @@ func Main(args []string, streams Streams) int {
 			break
 		}
 		if a == "-h" || a == "-help" || a == "--help" {
-			fmt.Fprint(m.Out, strings.TrimRight(cmd.Usage, "\n")+"\n")
+			m.view().Usage(cmd.Usage)
 			return ExitOK
 		}
 	}

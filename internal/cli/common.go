@@ -122,10 +122,7 @@ func (m *Meta) inputs() config.Inputs {
 
 // varsUsage is the help text of the variable flags, shared by every command
 // that reads the configuration.
-const varsUsage = `  -var NAME=VALUE, -var-file=FILE
-          Variable values, as for plan: the configuration (its state_dir,
-          say) may depend on them. See docs/language.md.
-`
+const varsUsage = views.VarsUsage
 
 // parseConfigFlags is parseFlags for a command that reads the configuration:
 // it also takes -var and -var-file, so that values the configuration depends

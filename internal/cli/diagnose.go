@@ -22,30 +22,8 @@ func init() {
 	register(&Command{
 		Name:     "diagnose",
 		Synopsis: "Name the cause of a failed start from its log",
-		Usage: `Usage: roofline diagnose [-json] SERVER
-       roofline diagnose [-json] -file LOG
-
-  Reads the end of an engine's log (vLLM V0 or V1, SGLang; plain,
-  multiprocess-prefixed or docker-compose-prefixed) and names the cause of a
-  failed start: the class, the evidence lines with their line numbers, and
-  the action to take. It says "unknown" rather than guess.
-
-  SERVER reads the log apply wrote for that server,
-  <state_dir>/logs/SERVER.log, from the configuration in this directory.
-
-  Classes: oom_weights, kv_too_small, no_kv_memory, free_mem_below_util,
-  port_in_use, missing_files, unsupported_arch, driver_mismatch, nccl_error,
-  bad_flag, oom_cudagraph, sglang_mem_fraction, unknown.
-
-  Exits 0 when a diagnosis was made (unknown included), 1 when the log
-  cannot be read.
-
-Options:
-  -file LOG   Read this log file ("-" reads standard input).
-  -json       Print one JSON object: class, title, summary, cause, action,
-              evidence (an array of {line, text}) and file.
-` + varsUsage,
-		Run: runDiagnose,
+		Usage:    views.UsageDiagnose,
+		Run:      runDiagnose,
 	})
 }
 

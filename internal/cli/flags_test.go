@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/engine/refdata"
 )
 
@@ -178,30 +176,5 @@ func TestFlagsErrors(t *testing.T) {
 		if code != tt.code || !strings.Contains(out, tt.out) || !strings.Contains(errs, tt.err) {
 			t.Errorf("flags %q = %d\nstdout: %s\nstderr: %s", tt.args, code, out, errs)
 		}
-	}
-}
-
-// TestWriteFlagsGolden fixes the human and JSON formats on reference flags.
-func TestWriteFlagsGolden(t *testing.T) {
-	for _, tt := range []struct{ kind, version, query, file string }{
-		{"vllm", "0.16.0", "prefix-caching", "vllm-0.16.0-prefix-caching"},
-		{"sglang", "0.5.6.post2", "tp-size", "sglang-0.5.6.post2-tp-size"},
-		{"vllm", "0.8.5", "quantization", "vllm-0.8.5-quantization"},
-	} {
-		inst, ok := engine.Reference(tt.kind, tt.version)
-		if !ok {
-			t.Fatal("no reference")
-		}
-		found := inst.Flags.Filter(tt.query)
-		var b bytes.Buffer
-		writeFlags(&b, inst, found, tt.query)
-		js, err := flagsJSON(found)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.WriteString("\n# -json\n")
-		b.Write(js)
-		b.WriteString("\n")
-		assertGolden(t, filepath.Join("testdata", "flags", tt.file+".golden"), b.String())
 	}
 }

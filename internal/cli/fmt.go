@@ -22,25 +22,8 @@ func init() {
 	register(&Command{
 		Name:     "fmt",
 		Synopsis: "Rewrite configuration files to the canonical format",
-		Usage: `Usage: roofline [global options] fmt [options] [TARGET...]
-
-  Rewrites the *.hcl and variable files (roofline.rfvars, *.auto.rfvars) of
-  the current directory (or the given files and directories) to the
-  canonical layout: indentation, aligned equals signs. It prints the name of
-  each file it changed. A file with a syntax error is reported and left as
-  it is. JSON files (*.hcl.json) and other tools' files (*.pkr.hcl, ...) are
-  left alone. TARGET "-" formats standard input to standard output, for an
-  editor's format-on-save.
-
-Options:
-  -check       Change nothing; exit 3 when a file would change (as
-               "terraform fmt -check"), 0 when all are formatted.
-  -diff        Print a unified diff of each change.
-  -list=false  Do not print the names of changed files.
-  -write=false Do not rewrite files (implied by -check).
-  -recursive   Also format files in subdirectories.
-`,
-		Run: runFmt,
+		Usage:    views.UsageFmt,
+		Run:      runFmt,
 	})
 }
 

@@ -12,21 +12,8 @@ func init() {
 	register(&Command{
 		Name:     "gpu",
 		Synopsis: "Show the GPUs, their free memory and foreign processes",
-		Usage: `Usage: roofline gpu [-json] [-inventory FILE]
-
-  Shows every NVIDIA GPU of this host with its memory (total, used, free, as
-  the CUDA runtime and the engines see it) and the compute processes on it, with
-  driver and CUDA versions.
-
-  "roofline gpu -json > gpus.json" on the GPU host records a snapshot that
-  -inventory accepts here and on vram, plan and apply: that is how a plan is
-  made in code review, on a machine without GPUs.
-
-Options:
-  -json             Print the snapshot as JSON (the -inventory file format).
-  -inventory FILE   Read the GPUs from a snapshot file instead of NVML.
-`,
-		Run: runGPU,
+		Usage:    views.UsageGPU,
+		Run:      runGPU,
 	})
 }
 

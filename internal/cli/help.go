@@ -2,9 +2,10 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"sort"
 	"strings"
+
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
@@ -14,7 +15,7 @@ func init() {
 		Usage:    "Usage: roofline help [COMMAND [SUBCOMMAND]]\n",
 		Run: func(m *Meta, args []string) int {
 			if len(args) == 0 {
-				printHelp(m.Out)
+				printHelp(m)
 				return ExitOK
 			}
 			c, rest := lookup(args)
@@ -22,21 +23,14 @@ func init() {
 				fmt.Fprintf(m.Err, "Error: no help for %q: unknown command.\n", strings.Join(args, " "))
 				return ExitError
 			}
-			fmt.Fprint(m.Out, strings.TrimRight(c.Usage, "\n")+"\n")
+			m.view().Usage(c.Usage)
 			return ExitOK
 		},
 	})
 }
 
-func printHelp(w io.Writer) {
-	fmt.Fprint(w, `Usage: roofline [global options] <command> [args]
-
-roofline declares vLLM and SGLang inference servers in HCL, plans them against
-the GPUs, engines and files that exist, and applies them behind health, smoke
-and benchmark gates.
-
-Commands:
-`)
+// printHelp lists the commands that are not hidden.
+func printHelp(m *Meta) {
 	names := make([]string, 0, len(commands))
 	for n, c := range commands {
 		if !c.Hidden {
@@ -44,16 +38,9 @@ Commands:
 		}
 	}
 	sort.Strings(names)
-	for _, n := range names {
-		c := commands[n]
-		fmt.Fprintf(w, "  %-16s %s\n", n, c.Synopsis)
+	list := make([]views.HelpCommand, len(names))
+	for i, n := range names {
+		list[i] = views.HelpCommand{Name: n, Synopsis: commands[n].Synopsis}
 	}
-	fmt.Fprint(w, `
-Global options (before the command):
-  -chdir=DIR   Switch to DIR before running the command.
-  -no-color    Disable colour in the output (also NO_COLOR=1).
-
-"roofline help COMMAND" or "roofline COMMAND -h" shows a command's options.
-Flags take one dash or two: -json and --json are the same.
-`)
+	m.view().Help(list)
 }

@@ -19,26 +19,8 @@ func init() {
 	register(&Command{
 		Name:     "init",
 		Synopsis: "Prepare a configuration directory: state dir, engine probes",
-		Usage: `Usage: roofline [global options] init [-inventory=FILE]
-
-  Creates the state directory and probes every engine of the configuration
-  (version and flag list, from the install itself), filling the probe cache
-  that plan uses. Run it once after cloning a configuration, and again after
-  an engine is upgraded (plan also re-probes an install whose files changed).
-  Reports the GPU inventory it would use. Safe to run any number of times.
-
-  Writes the engine lock file roofline.lock.hcl beside the configuration:
-  per engine, the install's identity and its flag list (with a hash). Commit
-  it: on the GPU host, plan fails when an install changed behind it. init
-  adds engines that are new and fails when a locked one changed; init
-  -upgrade records the installs as they are now and prints each engine's
-  flag diff.
-
-Options:
-  -inventory=FILE   GPU snapshot to use instead of NVML.
-  -upgrade          Update the lock file to the installed engines.
-` + varsUsage,
-		Run: runInit,
+		Usage:    views.UsageInit,
+		Run:      runInit,
 	})
 }
 

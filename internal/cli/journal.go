@@ -13,17 +13,8 @@ func init() {
 	register(&Command{
 		Name:     "journal",
 		Synopsis: "Show the journal of rollouts and benchmarks",
-		Usage: `Usage: roofline journal [SERVER] [-json]
-
-  Prints the journal kept in the state directory: one entry per rollout and
-  per benchmark, with the engine and its version, the image digest or
-  executable identity, the model, the GPUs, driver and CUDA versions, and the
-  gate and benchmark results. With SERVER, only that server's entries.
-
-Options:
-  -json   Print the entries as a JSON array.
-` + varsUsage,
-		Run: runJournal,
+		Usage:    views.UsageJournal,
+		Run:      runJournal,
 	})
 }
 

@@ -19,90 +19,32 @@ func init() {
 		Name:     "model",
 		Synopsis: "Inspect, checksum and verify model folders",
 		Hidden:   true, // the subcommands are listed
-		Usage: `Usage: roofline model <subcommand> [args]
-
-Subcommands:
-  inspect    Show a model folder's architecture and the completeness checks
-  manifest   Write sha256 checksums of a model folder
-  verify     Verify a model folder against its checksums
-  synth      Write a synthetic sparse model folder (rehearsals and tests)
-`,
-		Run: runModel,
+		Usage:    views.UsageModel,
+		Run:      runModel,
 	})
 	register(&Command{
 		Name:     "model inspect",
 		Synopsis: "Show a model folder's architecture and completeness checks",
-		Usage: `Usage: roofline model inspect DIR [-json] [-tensors]
-
-  Reads a model folder without reading its weights: config.json (the nested
-  text_config of multimodal models), the header of every .safetensors shard
-  and model.safetensors.index.json. Prints the architecture (parameters,
-  bytes by dtype, layers, heads, KV heads, head dim, MoE, MLA, sliding window,
-  quantization) and the completeness and air-gap checks: required files
-  (config.json, tokenizer.json, tokenizer_config.json, generation_config.json),
-  the chat template, truncated or missing shards, pickle weights.
-
-  Exits 1 when a check found an error.
-
-Options:
-  -json      Print one JSON object.
-  -tensors   With -json, include every tensor (name, dtype, shape, bytes, file).
-`,
-		Run: runModelInspect,
+		Usage:    views.UsageModelInspect,
+		Run:      runModelInspect,
 	})
 	register(&Command{
 		Name:     "model manifest",
 		Synopsis: "Write sha256 checksums of a model folder",
-		Usage: `Usage: roofline model manifest DIR [-o FILE]
-
-  Writes the sha256 of every file in DIR in sha256sum format
-  ("<hex>  <path relative to DIR>", sorted), so that the folder can be checked
-  after a transfer with "roofline model verify" or "sha256sum -c". Names
-  starting with a dot (.cache, .git) are skipped. Files are hashed in
-  parallel; a progress bar shows on a terminal.
-
-Options:
-  -o FILE   Where to write (default: DIR.sha256 beside the folder, as in
-            checksums = "/models/Qwen3-8B.sha256"); "-" writes to stdout.
-`,
-		Run: runModelManifest,
+		Usage:    views.UsageModelManifest,
+		Run:      runModelManifest,
 	})
 	register(&Command{
 		Name:     "model verify",
 		Synopsis: "Verify a model folder against its checksums",
-		Usage: `Usage: roofline model verify DIR [-checksums FILE] [-json]
-
-  Hashes every file listed in the checksum file and compares. Missing files,
-  files whose checksum differs and files in DIR that the list does not name
-  are reported, and the exit status is 1. A progress bar shows on a terminal.
-
-Options:
-  -checksums FILE   The sha256sum-format list (default: DIR.sha256 beside the folder).
-  -json             Print the result as JSON.
-`,
-		Run: runModelVerify,
+		Usage:    views.UsageModelVerify,
+		Run:      runModelVerify,
 	})
 	register(&Command{
 		Name:     "model synth",
 		Synopsis: "Write a synthetic sparse model folder for rehearsals and tests",
-		Usage: `Usage: roofline model synth -arch NAME DIR [-shards N] [-dtype bf16|fp8] [-layers N]
-
-  Writes a stand-in model folder for rehearsals and tests: the real
-  config.json values, tensor names and shapes of the architecture, valid
-  safetensors headers and a small tokenizer with a chat template. The weights
-  are sparse files of the real size that read as zeros and take no disk: the
-  folder passes "roofline model inspect" and sizes like the real model in
-  "roofline vram", but it cannot generate text.
-
-  DIR must not exist or be empty.
-
-Options:
-  -arch NAME     One of: ` + strings.Join(modeltest.ArchNames(), ", ") + `.
-  -shards N      Shard count (default: the real model's).
-  -dtype D       bf16 or fp8 (F8_E4M3 with 128x128 block scales); default: the real model's.
-  -layers N      Decoder layer count, for a smaller variant with real per-layer shapes.
-`,
-		Run: runModelSynth,
+		Usage:    views.UsageModelSynth(modeltest.ArchNames()),
+		Run:      runModelSynth,
 	})
 }
 

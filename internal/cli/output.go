@@ -11,25 +11,8 @@ func init() {
 	register(&Command{
 		Name:     "output",
 		Synopsis: "Show the values of output blocks",
-		Usage: `Usage: roofline [global options] output [options] [NAME]
-
-  Prints the configuration's output values: what gateways and clients need,
-  such as each server's base URL and served model name (server.NAME.base_url,
-  .url, .port, .served_model_name, .api_key_env; never an API key). The
-  values come from the configuration, as apply makes it true: run it after
-  roofline apply.
-
-  Without NAME, every output is listed as NAME = VALUE, sensitive ones as
-  (sensitive value). With NAME, that output's value is printed, in clear
-  even when sensitive (as terraform output NAME does).
-
-Options:
-  -json   Print JSON: without NAME an object of {sensitive, type, value}
-          per output (Terraform's shape), with NAME the value.
-  -raw    Print the value of NAME, a string, number or bool, as it is
-          (no quotes, no newline), for shell scripts.
-` + varsUsage,
-		Run: runOutput,
+		Usage:    views.UsageOutput,
+		Run:      runOutput,
 	})
 }
 

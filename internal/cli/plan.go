@@ -25,67 +25,8 @@ func init() {
 	register(&Command{
 		Name:     "plan",
 		Synopsis: "Show what apply would change, with every pre-launch check",
-		Usage: `Usage: roofline [global options] plan [options]
-
-  Compares the configuration with the state and with what is really there:
-  the GPUs and their foreign processes, the installed engines and their flag
-  lists, the model folders, the ports. Prints what apply would do, flag by
-  flag, with the VRAM each server needs per GPU, and every problem that can
-  be found before an engine starts. Changes nothing.
-
-  Runs without GPUs from a recorded inventory (-inventory, or the roofline
-  block's inventory attribute). In code review, where the engines and the
-  model folders exist only on the GPU host, add -review: an engine that
-  cannot be probed is then checked against roofline's built-in flag list of
-  its pinned version, and a missing model folder skips the VRAM check, both
-  with a warning. A review plan can be read but not applied.
-
-Options:
-  -out=FILE             Save the plan; "roofline apply FILE" applies exactly it
-                        and refuses it once the state or the GPUs changed.
-  -json                 Print the plan as a stream of one-line JSON messages
-                        (docs/json.md); the last one holds the whole plan.
-  -format=markdown      Print the plan for a pull request comment: the risk
-                        line, then one collapsible section per server.
-  -detailed-exitcode    Exit 0 with no changes, 1 on errors, 2 with changes.
-  -target=server.NAME   Plan only this server (repeatable).
-  -replace=server.NAME  Replace this server even if unchanged (repeatable).
-  -destroy              Plan to stop every server.
-  -refresh-only         Only report what changed outside roofline.
-  -inventory=FILE       GPU snapshot to use instead of NVML.
-  -review               Plan for code review (see above).
-  -snapshot=FILE        Plan against a host snapshot (roofline snapshot on the
-                        GPU host): its state, processes, GPUs, engine probes
-                        and model facts. Nothing on this machine is probed.
-                        Implies -review.
-  -snapshot-max-age=DUR Warn when the snapshot is older (default 24h).
-  -fail-on=downtime,destroy
-                        Exit 4 when the plan replaces a server with downtime
-                        (downtime) or destroys one (destroy).
-  -refresh-probes       Probe the engines again instead of using the cache.
-  -lock-timeout=DUR     How long to wait for the state lock (default 0s).
-  -lock=false           Take no state lock (dangerous while an apply runs).
-  -var NAME=VALUE       Set a variable (repeatable); see docs/language.md for
-                        roofline.rfvars, *.auto.rfvars and ROOFLINE_VAR_NAME.
-  -var-file=FILE        Read variable values from FILE (repeatable; in order
-                        with -var).
-  -no-color             No terminal colours.
-  -input=false          Never prompt (plan never does; accepted for scripts).
-  -compact-warnings     One line per warning.
-  -parallelism=N        Accepted for scripts; plan's refresh is already fast.
-
-  Warnings follow the plan on stdout, merged when repeated and counted in
-  the summary line; errors go to stderr.
-
-Exit codes: 0 success; 1 error; with -detailed-exitcode, 2 when there are
-changes, or drift (a server gone or not healthy, also under -refresh-only);
-4 when a -fail-on policy is broken (before 2).
-
-Environment: ROOFLINE_CLI_ARGS and ROOFLINE_CLI_ARGS_plan add arguments;
-ROOFLINE_IN_AUTOMATION drops the "run this next" advice; ROOFLINE_LOG
-(trace, debug, info, warn, error) and ROOFLINE_LOG_PATH write a debug log.
-`,
-		Run: runPlan,
+		Usage:    views.UsagePlan,
+		Run:      runPlan,
 	})
 }
 

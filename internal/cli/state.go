@@ -19,77 +19,35 @@ func init() {
 		Name:     "state",
 		Hidden:   true, // its subcommands are listed instead
 		Synopsis: "Inspect and change the state",
-		Usage:    stateUsage,
+		Usage:    views.UsageState,
 		Run:      runState,
 	})
 	register(&Command{
 		Name:     "state list",
 		Synopsis: "List the servers in the state",
-		Usage: `Usage: roofline state list [options]
-
-  Lists the address of every server recorded in the state, one per line.
-
-Options:
-  -json             Print the state's serial, lineage and a summary per server as JSON.
-  -state-dir=DIR    Use the state in DIR instead of the configuration's state_dir
-                    (works when the configuration does not load).
-` + varsUsage,
-		Run: runStateList,
+		Usage:    views.UsageStateList,
+		Run:      runStateList,
 	})
 	register(&Command{
 		Name:     "state show",
 		Synopsis: "Show one server in the state",
-		Usage: `Usage: roofline state show [options] ADDRESS
-
-  Shows everything the state records about one server: its engine, model,
-  command line, process identity, log file, gate results and footprint.
-  ADDRESS is server.NAME (or just NAME).
-
-Options:
-  -json             Print the server's record exactly as stored.
-  -state-dir=DIR    Use the state in DIR instead of the configuration's state_dir.
-` + varsUsage,
-		Run: runStateShow,
+		Usage:    views.UsageStateShow,
+		Run:      runStateShow,
 	})
 	register(&Command{
 		Name:     "state rm",
 		Synopsis: "Forget a server without stopping it",
-		Usage: `Usage: roofline state rm [options] ADDRESS...
-
-  Removes servers from the state without stopping them. Their processes keep
-  running and roofline no longer manages them: the next plan sees their
-  ports and GPUs as taken by foreign processes. Prints each one's pid so you
-  can stop it yourself. Takes the state lock.
-
-Options:
-  -dry-run          Say what would be removed; change nothing.
-  -lock-timeout=DUR How long to wait for the state lock (default 0s: fail at once).
-  -state-dir=DIR    Use the state in DIR instead of the configuration's state_dir.
-` + varsUsage,
-		Run: runStateRm,
+		Usage:    views.UsageStateRm,
+		Run:      runStateRm,
 	})
 }
-
-const stateUsage = `Usage: roofline state <subcommand> [options] [args]
-
-  Inspects and changes roofline's record of the servers it started. The
-  state file is state.json in the state directory; docs/state.md describes it.
-
-Subcommands:
-  list    List the servers in the state
-  show    Show one server in the state
-  mv      Rename a server without restarting it
-  rm      Forget a server without stopping it
-
-Related: "roofline force-unlock ID" releases a stuck state lock.
-`
 
 func runState(m *Meta, args []string) int {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		fmt.Fprintf(m.Err, "Error: unknown command \"state %s\".%s\n\n", args[0],
 			suggest.DidYouMean(args[0], []string{"list", "show", "mv", "rm"}))
 	}
-	fmt.Fprint(m.Err, stateUsage)
+	fmt.Fprint(m.Err, views.UsageState)
 	return ExitError
 }
 

@@ -20,46 +20,20 @@ func init() {
 	register(&Command{
 		Name:     "status",
 		Synopsis: "Show the servers that run, their health and footprint",
-		Usage: `Usage: roofline [global options] status [-json]
-
-  For every server in the state: engine and version, model, port, GPUs, pid,
-  uptime, whether the process is still the one roofline started, health, and
-  the KV cache measured at start-up beside what plan predicted.
-
-Options:
-  -json   Print a JSON array.
-
-Exit codes: 0 every server runs and is healthy (or there are none); 1 error;
-2 a server is gone, failed or not healthy.
-` + varsUsage,
-		Run: runStatus,
+		Usage:    views.UsageStatus,
+		Run:      runStatus,
 	})
 	register(&Command{
 		Name:     "logs",
 		Synopsis: "Show a server's log",
-		Usage: `Usage: roofline [global options] logs [options] SERVER
-
-  Prints the engine's log (stdout and stderr) of SERVER.
-
-Options:
-  -n=N   Print the last N lines (default 100; 0 prints the whole log).
-  -f     Follow: keep printing new lines until interrupted.
-` + varsUsage,
-		Run: runLogs,
+		Usage:    views.UsageLogs,
+		Run:      runLogs,
 	})
 	register(&Command{
 		Name:     "show",
 		Synopsis: "Show a saved plan or the state",
-		Usage: `Usage: roofline [global options] show [-json] [PLANFILE]
-
-  Without an argument, prints the state. With a plan file (roofline plan
-  -out=FILE), prints the plan as plan did.
-
-Options:
-  -json             Print JSON.
-  -format=markdown  Print a plan file for a pull request comment.
-` + varsUsage,
-		Run: runShow,
+		Usage:    views.UsageShow,
+		Run:      runShow,
 	})
 }
 

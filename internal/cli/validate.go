@@ -12,24 +12,8 @@ func init() {
 	register(&Command{
 		Name:     "validate",
 		Synopsis: "Check the configuration files",
-		Usage: `Usage: roofline [global options] validate [-json]
-
-  Checks the *.hcl files of the current directory (or -chdir=DIR) for
-  mistakes that need nothing but the files: syntax, unknown blocks and
-  attributes, references, ports, GPU lists, value ranges, gate thresholds.
-  Every problem is reported, each with its file, line and a snippet.
-  It does not look at GPUs, engines or model folders: "roofline plan" does.
-
-  Exit status: 0 valid (warnings allowed), 1 invalid.
-
-Options:
-  -json             Print the result as JSON (Terraform's validate -json shape).
-  -var NAME=VALUE   Set a variable (repeatable); see docs/language.md for
-                    roofline.rfvars, *.auto.rfvars and ROOFLINE_VAR_NAME.
-  -var-file=FILE    Read variable values from FILE (repeatable; in order
-                    with -var).
-`,
-		Run: runValidate,
+		Usage:    views.UsageValidate,
+		Run:      runValidate,
 	})
 }
 

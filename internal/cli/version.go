@@ -6,14 +6,8 @@ func init() {
 	register(&Command{
 		Name:     "version",
 		Synopsis: "Show roofline's version",
-		Usage: `Usage: roofline version [-json]
-
-  Prints roofline's version and the Go runtime it was built with.
-
-Options:
-  -json   Print a JSON object.
-`,
-		Run: runVersion,
+		Usage:    views.UsageVersion,
+		Run:      runVersion,
 	})
 }
 

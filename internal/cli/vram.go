@@ -22,44 +22,8 @@ func init() {
 	register(&Command{
 		Name:     "vram",
 		Synopsis: "Compute whether a model fits, as the engine will",
-		Usage: `Usage: roofline vram -model DIR -tp N -ctx LEN [options]
-
-  Predicts what vLLM or SGLang will compute at start-up for the model in DIR
-  on TP x PP GPUs: per GPU the weights, the profiled activation peak, the
-  non-torch overhead, CUDA graphs, the KV cache budget, the KV tokens and how
-  many requests of LEN tokens fit at once. Then a verdict: whether the engine
-  starts and holds one request of LEN (or -concurrency N of them), with the
-  changes that would make it fit. Only the safetensors headers are read.
-
-  The GPUs come from -gpu-gib, -gpu NAME or a snapshot (-inventory FILE,
-  written by "roofline gpu -json"); with none of them, from this host's NVML.
-  A snapshot also gives each GPU's free memory: vLLM refuses to start when it
-  is below total x utilization, and SGLang's budget shrinks with it.
-
-Options:
-  -model DIR                  Model folder (config.json and .safetensors files).
-  -tp N                       Tensor parallel size (default 1).
-  -pp N                       Pipeline parallel size (default 1).
-  -ctx LEN                    max_model_len / context length (default: the model's maximum).
-  -gpu-gib F                  Per-GPU total memory as the CUDA runtime reports it, in GiB.
-  -gpu NAME                   A common GPU: ` + strings.Join(gpu.PresetNames(), ", ") + `.
-  -inventory FILE             GPUs from a snapshot file ("roofline gpu -json").
-  -gpus 0,1                   GPU indexes to use, TP x PP of them (default: the first ones).
-  -engine vllm|sglang         Engine (default vllm).
-  -engine-version V           Engine version (default ` + vram.DefaultVLLMVersion + ` for vLLM, ` + vram.DefaultSGLangVersion + ` for SGLang).
-  -util F                     vLLM --gpu-memory-utilization / SGLang --mem-fraction-static
-                              (default: the engine's).
-  -kv-cache-dtype D           auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla (default auto).
-  -block-size N               vLLM --block-size / SGLang --page-size (default: the engine's).
-  -max-num-seqs N             vLLM --max-num-seqs (default: the engine's for the GPU).
-  -max-num-batched-tokens N   vLLM --max-num-batched-tokens / SGLang --chunked-prefill-size.
-  -concurrency N              Requests of LEN tokens that must fit at once (default 1).
-  -enforce-eager              No CUDA graphs (vLLM --enforce-eager, SGLang --disable-cuda-graph).
-  -json                       Print one JSON object.
-
-Exit status: 0 when the model fits, 1 when it does not fit or on an error.
-`,
-		Run: runVRAM,
+		Usage:    views.UsageVRAM,
+		Run:      runVRAM,
 	})
 }
 

@@ -458,3 +458,22 @@ func TestStateViews(t *testing.T) {
 		t.Errorf("state show -json does not read back: %v\n%s", err, out)
 	}
 }
+
+func TestHelpView(t *testing.T) {
+	runViewCases(t, []viewCase{
+		{"help", false, func(v *View) {
+			v.Help([]HelpCommand{{"apply", "Start and stop servers to match the configuration"}, {"state list", "List the servers in the state"}})
+		}},
+		{"usage", false, func(v *View) { v.Usage(UsageVersion + "\n\n") }},
+	})
+	// Every help text starts with its usage line and ends with one newline.
+	for name, u := range map[string]string{"state": UsageState, "status": UsageStatus, "plan": UsagePlan, "vram": UsageVRAM,
+		"model synth": UsageModelSynth([]string{"qwen3-8b"}), "state rm": UsageStateRm, "flags": UsageFlags, "gpu": UsageGPU} {
+		if !strings.HasPrefix(u, "Usage: roofline ") || !strings.HasSuffix(u, "\n") || strings.HasSuffix(u, "\n\n") || !strings.Contains(u, strings.Fields(name)[0]) {
+			t.Errorf("%s: help text %.60q...", name, u)
+		}
+	}
+	if !strings.Contains(UsageModelSynth([]string{"a", "b"}), "One of: a, b.") {
+		t.Error("model synth's help lacks the architectures")
+	}
+}
