@@ -477,3 +477,21 @@ func TestHelpView(t *testing.T) {
 		t.Error("model synth's help lacks the architectures")
 	}
 }
+
+func TestForceUnlockView(t *testing.T) {
+	info := &state.LockInfo{ID: "lock-1", Operation: "apply", Who: "ops", Host: "gpu-host-elsewhere", PID: 4242, Path: "/s/state.json"}
+	runViewCases(t, []viewCase{
+		{"force-unlock", false, func(v *View) {
+			f := NewForceUnlock(v)
+			f.NotLocked("/s/state.lock")
+			f.Mismatch("lock-2", info)
+			f.Confirm(state.LockStatus{Info: info, Held: false})
+			f.Answered()
+			f.Confirm(state.LockStatus{Info: info, Held: true})
+			f.Answered()
+			f.Cancelled(true)
+			f.Cancelled(false)
+			f.Unlocked("lock-1")
+		}},
+	})
+}

@@ -444,3 +444,18 @@ Options:
              takes_value, nargs, negatable, group, help.
   -refresh   Probe the engine again instead of using the cache.
 ` + VarsUsage
+
+// UsageForceUnlock is the help text of roofline force-unlock.
+const UsageForceUnlock = `Usage: roofline force-unlock [options] LOCK_ID
+
+  Removes the state lock with the given ID, which a failed "state is
+  locked" error prints. A roofline that is killed releases its lock by
+  itself (the operating system drops it), so this is needed only when the
+  holder still runs but is stuck. The holder then loses the lock: its later
+  attempts to save the state fail instead of overwriting newer changes.
+  Asks for "yes" first.
+
+Options:
+  -force            Do not ask for confirmation.
+  -state-dir=DIR    Use the state in DIR instead of the configuration's state_dir.
+`
