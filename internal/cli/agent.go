@@ -163,21 +163,10 @@ type agentRestarter struct {
 }
 
 func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []agent.Outcome {
-	outs := make([]agent.Outcome, len(reqs))
-	for i, q := range reqs {
-		outs[i].Name = q.Name
-	}
-	failAll := func(err error, class string) []agent.Outcome {
-		for i := range outs {
-			if outs[i].Skipped == "" && !outs[i].Restarted && outs[i].Err == nil {
-				outs[i].Err, outs[i].Class, outs[i].Cause = err, class, err.Error()
-			}
-		}
-		return outs
-	}
+	rs := agent.Pending(reqs)
 	id, err := r.b.states.Lock(ctx, state.NewLockInfo("agent restart"))
 	if err != nil {
-		return failAll(err, "")
+		return rs.FailAll(err, "")
 	}
 	defer func() {
 		if err := r.b.states.Unlock(id); err != nil {
@@ -186,51 +175,24 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	}()
 	st, err := r.b.states.Read()
 	if err != nil {
-		return failAll(err, "")
+		return rs.FailAll(err, "")
 	}
 	// Instances an interrupted run started but never recorded are
 	// recorded by apply, first thing.
 	cfg, diags := config.LoadDirInputs(".", r.m.inputs())
 	if diags.HasErrors() {
-		return failAll(fmt.Errorf("the configuration does not load: %s", diags.Error()), "config")
+		return rs.FailAll(fmt.Errorf("the configuration does not load: %s", diags.Error()), "config")
 	}
 	r.m.noteSecrets(cfg) // the log never shows a secret, changed or not
 	full := cfg
 	cfg = cfg.HostOnly() // a cluster's servers are not this host's to restart
-	var targets, replace []string
-	for i, q := range reqs {
-		s := st.Server(q.Name)
-		switch {
-		case s == nil:
-			outs[i].Skipped = "it is no longer in the state"
-		case s.LaunchID != q.LaunchID:
-			outs[i].Skipped = "another roofline replaced it meanwhile"
-		case q.Status == state.StatusStarting && s.Status != state.StatusStarting:
-			outs[i].Skipped = "the apply that was starting it has finished"
-		case cfg.Servers[q.Name] == nil:
-			outs[i].Skipped, outs[i].Lasting = "it is no longer in the configuration: roofline apply removes it", true
-		default:
-			targets = append(targets, q.Name)
-			if q.Replace {
-				replace = append(replace, q.Name)
-			}
-		}
-	}
-	if len(targets) == 0 {
-		return outs
+	rs.Triage(reqs, st, func(name string) bool { return cfg.Servers[name] != nil })
+	if len(rs.Targets) == 0 {
+		return rs.Outs
 	}
 	b := &backend{cfg: cfg, full: full, stateDir: r.b.stateDir, states: r.b.states, self: r.b.self, drivers: r.b.drivers}
 	in := b.refresher("", false).Refresh(ctx, cfg, st)
-	// Servers that keep a previous instance for rollback are planned too,
-	// as no-ops: apply's recovery reads their keep_previous from the plan,
-	// and without it would end their window now.
-	restart := len(targets)
-	for _, name := range st.Names() {
-		if s := st.Servers[name]; s.Deposed != nil && s.Deposed.Status == state.StatusKept && cfg.Servers[name] != nil && !slices.Contains(targets, name) {
-			targets = append(targets, name)
-		}
-	}
-	in.Mode, in.Targets, in.Replace = plan.ModeNormal, targets, replace
+	in.Mode, in.Targets, in.Replace = plan.ModeNormal, append(slices.Clone(rs.Targets), rs.Kept...), rs.Replace
 	p := plan.Make(in)
 	if p.HasErrors() {
 		var msgs []string
@@ -239,13 +201,13 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 				msgs = append(msgs, d.Summary+": "+d.Detail)
 			}
 		}
-		return failAll(errors.New("the plan to restart has errors: "+strings.Join(msgs, "; ")), "plan")
+		return rs.FailAll(errors.New("the plan to restart has errors: "+strings.Join(msgs, "; ")), "plan")
 	}
 	var keep, kept []*plan.Change
 	for _, c := range p.Changes {
-		i := indexOf(outs, c.Name)
-		if i < 0 || !slices.Contains(targets[:restart], c.Name) {
-			if c.After != nil && slices.Contains(targets[restart:], c.Name) {
+		o := rs.Out(c.Name)
+		if o == nil || !slices.Contains(rs.Targets, c.Name) {
+			if c.After != nil && slices.Contains(rs.Kept, c.Name) {
 				c.Action = plan.NoOp
 				kept = append(kept, c)
 			}
@@ -253,17 +215,17 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 		}
 		switch {
 		case c.Action == plan.NoOp || c.Action == plan.Update:
-			outs[i].Skipped = "nothing to do: it serves again"
+			o.Skipped = "nothing to do: it serves again"
 		case c.Before == nil || c.After == nil || c.Action == plan.Delete:
-			outs[i].Skipped, outs[i].Lasting = "the plan would "+strings.Join(c.Action.JSON(), " and ")+" it: left to roofline apply", true
+			o.Skipped, o.Lasting = "the plan would "+strings.Join(c.Action.JSON(), " and ")+" it: left to roofline apply", true
 		case c.Before.ConfigHash != c.After.ConfigHash:
-			outs[i].Skipped, outs[i].Lasting = "its configuration changed since the last apply ("+c.Reason+"): the agent restarts only what was applied; run roofline apply", true
+			o.Skipped, o.Lasting = "its configuration changed since the last apply ("+c.Reason+"): the agent restarts only what was applied; run roofline apply", true
 		default:
 			keep = append(keep, c)
 		}
 	}
 	if len(keep) == 0 {
-		return outs
+		return rs.Outs
 	}
 	p.Changes = append(keep, kept...)
 	ap := &apply.Applier{
@@ -283,36 +245,20 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 		}
 	}
 	for _, c := range keep {
-		i := indexOf(outs, c.Name)
-		if se := failed[c.Name]; se != nil {
-			outs[i].Err = se
-			if d := se.Diagnosis; d != nil {
-				outs[i].Class, outs[i].Cause = d.Class, d.Summary
+		o := rs.Out(c.Name)
+		switch se := failed[c.Name]; {
+		case se != nil:
+			o.Failed(se, se.Phase, se.Err, se.Diagnosis)
+		case len(other) > 0:
+			o.Err = errors.New(strings.Join(other, "; "))
+		default:
+			o.Restarted = true
+			if s := after.Server(c.Name); s != nil {
+				o.PID = s.PID
 			}
-			if outs[i].Class == "" || outs[i].Class == "unknown" {
-				outs[i].Class, outs[i].Cause = se.Phase, se.Err.Error()
-			}
-			continue
-		}
-		if len(other) > 0 {
-			outs[i].Err = errors.New(strings.Join(other, "; "))
-			continue
-		}
-		outs[i].Restarted = true
-		if s := after.Server(c.Name); s != nil {
-			outs[i].PID = s.PID
 		}
 	}
-	return outs
-}
-
-func indexOf(outs []agent.Outcome, name string) int {
-	for i := range outs {
-		if outs[i].Name == name {
-			return i
-		}
-	}
-	return -1
+	return rs.Outs
 }
 
 // flatten lists the errors a multierror or errors.Join holds.

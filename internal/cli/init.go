@@ -121,7 +121,7 @@ func writeLock(m *Meta, cfg *config.Config, probed map[string]*engine.Installed,
 			notes = append(notes, fmt.Sprintf("  - engine.%s: locked (%s %s, %d flags)", name, now.Kind, now.Version, len(now.Flags)))
 		case enginelock.Diff(old, now) == "":
 		case upgrade:
-			notes = append(notes, fmt.Sprintf("  - engine.%s: upgraded: %s\n%s", name, enginelock.Diff(old, now), flagDiffText(old.Flags, now.Flags)))
+			notes = append(notes, fmt.Sprintf("  - engine.%s: upgraded: %s\n%s", name, enginelock.Diff(old, now), enginelock.FlagDiffText(old.Flags, now.Flags)))
 			lock.Set(now)
 		default:
 			views.NewInit(m.view()).LockChanged(name, config.LockFileName, enginelock.Diff(old, now))

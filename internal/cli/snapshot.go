@@ -153,17 +153,7 @@ func makeSnapshotPlan(m *Meta, o *planOptions, mode plan.Mode) (*plan.Plan, *sta
 // old server first) and destroy (a server removed). It prints what broke
 // the policy and returns ExitPolicy.
 func failOnPolicy(m *Meta, policies []string, p *plan.Plan) (int, bool) {
-	var broken []string
-	for _, pol := range policies {
-		for _, c := range p.Changes {
-			switch {
-			case pol == "downtime" && c.Action == plan.DeleteThenCreate:
-				broken = append(broken, fmt.Sprintf("%s is replaced with downtime (%s)", c.Addr, c.Reason))
-			case pol == "destroy" && c.Action == plan.Delete:
-				broken = append(broken, fmt.Sprintf("%s is destroyed (%s)", c.Addr, c.Reason))
-			}
-		}
-	}
+	broken := p.PolicyBreaks(policies)
 	if len(broken) == 0 {
 		return 0, false
 	}

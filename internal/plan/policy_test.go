@@ -1,0 +1,28 @@
+package plan
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestPolicyBreaks(t *testing.T) {
+	p := &Plan{Changes: []*Change{
+		{Addr: "server.a", Action: DeleteThenCreate, Reason: "gpus changed"},
+		{Addr: "server.b", Action: CreateThenDelete, Reason: "argv changed"},
+		{Addr: "server.c", Action: Delete, Reason: "not in the configuration"},
+		{Addr: "server.d", Action: NoOp},
+	}}
+	for _, tc := range []struct {
+		policies []string
+		want     []string
+	}{
+		{nil, nil},
+		{[]string{"downtime"}, []string{"server.a is replaced with downtime (gpus changed)"}},
+		{[]string{"destroy"}, []string{"server.c is destroyed (not in the configuration)"}},
+		{[]string{"destroy", "downtime"}, []string{"server.c is destroyed (not in the configuration)", "server.a is replaced with downtime (gpus changed)"}},
+	} {
+		if got := p.PolicyBreaks(tc.policies); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%v: %q, want %q", tc.policies, got, tc.want)
+		}
+	}
+}
