@@ -80,6 +80,9 @@ func TestImportLayers(t *testing.T) {
 			if dep == "internal/cli" && rel != "cmd/roofline" {
 				t.Errorf("%s imports internal/cli: nothing but main may", path)
 			}
+			if dep == "internal/views" && rel != "internal/cli" {
+				t.Errorf("%s imports internal/views: only cli builds views (a layer below returns data)", path)
+			}
 			if !permitted(rel, dep) {
 				t.Errorf("%s imports %s, which its layer may not (docs/architecture.md)", path, dep)
 			}

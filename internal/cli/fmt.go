@@ -4,15 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/views"
@@ -47,42 +41,11 @@ func runFmt(m *Meta, args []string) int {
 	if len(targets) == 0 {
 		targets = []string{"."}
 	}
-	var files []string
-	for _, t := range targets {
-		info, err := os.Stat(t)
-		if err != nil {
-			fmt.Fprintf(m.Err, "Error: %v\n", err)
-			return ExitError
-		}
-		if !info.IsDir() {
-			// Named explicitly: formatted unless it is JSON, which fmt
-			// leaves alone (as terraform fmt does .tf.json).
-			if !config.IsJSONFile(t) {
-				files = append(files, t)
-			}
-			continue
-		}
-		err = filepath.WalkDir(t, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				if path != t && (!*recursive || strings.HasPrefix(d.Name(), ".")) {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if config.IsFormattable(d.Name()) {
-				files = append(files, path)
-			}
-			return nil
-		})
-		if err != nil {
-			fmt.Fprintf(m.Err, "Error: %v\n", err)
-			return ExitError
-		}
+	files, err := config.FormatFiles(targets, *recursive)
+	if err != nil {
+		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		return ExitError
 	}
-	sort.Strings(files)
 
 	view := views.NewFmt(m.view())
 	changed, failed := 0, false
@@ -93,14 +56,12 @@ func runFmt(m *Meta, args []string) int {
 			failed = true
 			continue
 		}
-		// hclwrite formats even invalid input; check syntax first so fmt never
-		// rewrites a file it does not understand.
-		if _, diags := hclsyntax.ParseConfig(src, f, hcl.InitialPos); diags.HasErrors() {
+		out, diags := config.Format(src, f)
+		if diags.HasErrors() {
 			view.SyntaxErrors(f, src, diags)
 			failed = true
 			continue
 		}
-		out := hclwrite.Format(src)
 		if bytes.Equal(src, out) {
 			continue
 		}
@@ -141,11 +102,11 @@ func fmtStdin(m *Meta, check, diff bool) int {
 		fmt.Fprintln(m.Err, "Error: standard input is over 4 MiB; a configuration file is a few KiB.")
 		return ExitError
 	}
-	if _, diags := hclsyntax.ParseConfig(src, "<stdin>", hcl.InitialPos); diags.HasErrors() {
+	out, diags := config.Format(src, "<stdin>")
+	if diags.HasErrors() {
 		views.NewFmt(m.view()).SyntaxErrors("<stdin>", src, diags)
 		return ExitError
 	}
-	out := hclwrite.Format(src)
 	switch {
 	case diff:
 		views.NewFmt(m.view()).Diff("<stdin>", string(src), string(out))

@@ -59,39 +59,20 @@ func runStatus(m *Meta, args []string) int {
 	rows := []views.StatusRow{}
 	for _, name := range st.Names() {
 		s := st.Servers[name]
-		o := obs.Observe(context.Background(), s)
-		r := views.StatusRow{Name: name, Engine: s.Engine.Name, EngineKind: s.Engine.Kind, Version: s.Engine.Version,
-			Model: s.Model.Path, ServedName: s.Model.ServedName, Port: s.Port, BackendPort: s.BackendPort, GPUs: s.GPUs,
-			PID: s.PID, Status: s.Status, Running: o.Alive, Healthy: o.Healthy, Detail: o.Detail,
-			Measured: views.FootprintOf(s.Footprint), Predicted: views.FootprintOf(s.Predicted), LogPath: s.LogPath}
+		r := statusRow(name, s, s.Port, obs.Observe(context.Background(), s), snap)
 		if c := cals.Latest(name); c != nil && (c.LaunchID == "" || c.LaunchID == s.LaunchID) {
 			r.Prediction = c.PredictedAs
-		}
-		if o.Alive && !s.ReadyAt.IsZero() {
-			r.UptimeSec = time.Since(s.ReadyAt).Seconds()
 		}
 		if s.Gate != nil {
 			p := s.Gate.Passed
 			r.GatePassed = &p
 		}
-		if snap != nil && o.Alive {
-			r.GPUMemoryBytes = gpuMemoryOf(snap, o.GPUPids)
-		}
 		if old := s.Deposed; old != nil {
 			// A rollout in progress: the old instance still serves until
 			// the new one passes its gates.
 			r.Instance = "new"
-			oo := obs.Observe(context.Background(), old)
-			or := views.StatusRow{Name: name, Instance: "old", Engine: old.Engine.Name, EngineKind: old.Engine.Kind, Version: old.Engine.Version,
-				Model: old.Model.Path, ServedName: old.Model.ServedName, Port: s.Port, BackendPort: old.BackendPort, GPUs: old.GPUs,
-				PID: old.PID, Status: old.Status, Running: oo.Alive, Healthy: oo.Healthy, Detail: oo.Detail,
-				Measured: views.FootprintOf(old.Footprint), Predicted: views.FootprintOf(old.Predicted), LogPath: old.LogPath}
-			if oo.Alive && !old.ReadyAt.IsZero() {
-				or.UptimeSec = time.Since(old.ReadyAt).Seconds()
-			}
-			if snap != nil && oo.Alive {
-				or.GPUMemoryBytes = gpuMemoryOf(snap, oo.GPUPids)
-			}
+			or := statusRow(name, old, s.Port, obs.Observe(context.Background(), old), snap)
+			or.Instance = "old"
 			rows = append(rows, or)
 		}
 		rows = append(rows, r)
@@ -106,25 +87,24 @@ func runStatus(m *Meta, args []string) int {
 	return code
 }
 
+// statusRow is one instance's row: its record and what was observed of
+// it; port is the one clients use (the server's, for an old instance too).
+func statusRow(name string, s *state.Server, port int, o *plan.Observation, snap *gpu.Snapshot) views.StatusRow {
+	r := views.StatusRow{Name: name, Engine: s.Engine.Name, EngineKind: s.Engine.Kind, Version: s.Engine.Version,
+		Model: s.Model.Path, ServedName: s.Model.ServedName, Port: port, BackendPort: s.BackendPort, GPUs: s.GPUs,
+		PID: s.PID, Status: s.Status, Running: o.Alive, Healthy: o.Healthy, Detail: o.Detail,
+		Measured: views.FootprintOf(s.Footprint), Predicted: views.FootprintOf(s.Predicted), LogPath: s.LogPath}
+	if o.Alive && !s.ReadyAt.IsZero() {
+		r.UptimeSec = time.Since(s.ReadyAt).Seconds()
+	}
+	if o.Alive {
+		r.GPUMemoryBytes = snap.MemoryOf(o.GPUPids)
+	}
+	return r
+}
+
 // ExitUnhealthy: status found a server that is gone, failed or not healthy.
 const ExitUnhealthy = 2
-
-// gpuMemoryOf sums the GPU memory of the given pids over all GPUs.
-func gpuMemoryOf(snap *gpu.Snapshot, pids []int) uint64 {
-	want := map[int]bool{}
-	for _, p := range pids {
-		want[p] = true
-	}
-	var sum uint64
-	for _, g := range snap.GPUs {
-		for _, p := range g.Processes {
-			if want[p.PID] {
-				sum += p.UsedMemoryBytes
-			}
-		}
-	}
-	return sum
-}
 
 func runLogs(m *Meta, args []string) int {
 	fs := newFlags("logs")

@@ -120,6 +120,27 @@ func (s *Snapshot) GPU(index int) (*GPU, bool) {
 	return nil, false
 }
 
+// MemoryOf sums what the processes pids hold over all GPUs (0 when the
+// snapshot lists none of them): a server's footprint as NVML sees it.
+func (s *Snapshot) MemoryOf(pids []int) uint64 {
+	if s == nil {
+		return 0
+	}
+	want := map[int]bool{}
+	for _, p := range pids {
+		want[p] = true
+	}
+	var sum uint64
+	for _, g := range s.GPUs {
+		for _, p := range g.Processes {
+			if want[p.PID] {
+				sum += p.UsedMemoryBytes
+			}
+		}
+	}
+	return sum
+}
+
 // Clone returns a deep copy, so an inventory can hand out snapshots that
 // callers may change.
 func (s *Snapshot) Clone() *Snapshot {

@@ -132,7 +132,7 @@ func BenchmarkProxyLatency(b *testing.B) {
 			ln, _ := net.Listen("tcp", "127.0.0.1:0")
 			listen := ln.Addr().String()
 			ln.Close()
-			go func() { _ = New(target, filepath.Join(dir, "status.json")).Run(ctx, listen) }()
+			run(b, ctx, cancel, New(target, filepath.Join(dir, "status.json")), listen)
 			for i := 0; i < 100; i++ {
 				if c, err := net.Dial("tcp", listen); err == nil {
 					c.Close()

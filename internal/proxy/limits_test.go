@@ -28,7 +28,7 @@ func startProxy(t *testing.T, backend *httptest.Server, shape string, keyFile st
 	t.Cleanup(cancel)
 	listen := freePort(t)
 	p := New(target, filepath.Join(dir, "status.json")).WithKeyFile(keyFile).WithLimits(l)
-	go func() { _ = p.Run(ctx, listen) }()
+	run(t, ctx, cancel, p, listen)
 	waitUp(t, listen)
 	return "http://" + listen
 }

@@ -30,6 +30,14 @@ func backend(name string) *httptest.Server {
 
 func freePort(t *testing.T) string { return testnet.FreeAddr(t) }
 
+// run runs p until ctx ends; the test's cleanup cancels it and waits for it to return, so
+// that its last status write is done before t.TempDir is removed.
+func run(tb testing.TB, ctx context.Context, cancel context.CancelFunc, p *Proxy, listen string) {
+	done := make(chan struct{})
+	go func() { _ = p.Run(ctx, listen); close(done) }()
+	tb.Cleanup(func() { cancel(); <-done })
+}
+
 // TestSwitchWithoutFailedRequests sends requests throughout a switch from
 // one backend to another: none fails, and the old one drains.
 func TestSwitchWithoutFailedRequests(t *testing.T) {
@@ -44,7 +52,7 @@ func TestSwitchWithoutFailedRequests(t *testing.T) {
 	defer cancel()
 	listen := freePort(t)
 	p := New(target, status)
-	go func() { _ = p.Run(ctx, listen) }()
+	run(t, ctx, cancel, p, listen)
 	waitUp(t, listen)
 
 	var failed, ok atomic.Int64
@@ -139,7 +147,7 @@ func TestDrainLimitCountsWhatIsLeft(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	listen := freePort(t)
-	go func() { _ = New(target, status).Run(ctx, listen) }()
+	run(t, ctx, cancel, New(target, status), listen)
 	waitUp(t, listen)
 	go func() {
 		resp, err := http.Get("http://" + listen + "/v1/completions")

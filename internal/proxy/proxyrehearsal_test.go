@@ -31,7 +31,7 @@ func hammer(t *testing.T, backendURL string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	listen := freePort(t)
-	go New(target, status).Run(ctx, listen)
+	run(t, ctx, cancel, New(target, status), listen)
 	waitUp(t, listen)
 	var mu sync.Mutex
 	bad := 0

@@ -1,0 +1,63 @@
+package config
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+)
+
+// FormatFiles lists the files roofline fmt rewrites for targets, sorted: a
+// file named explicitly unless it is JSON (left alone, as terraform fmt
+// leaves .tf.json), and in a directory the formattable files, with
+// recursive those of its subdirectories too (dot directories skipped).
+func FormatFiles(targets []string, recursive bool) ([]string, error) {
+	var files []string
+	for _, t := range targets {
+		info, err := os.Stat(t)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			if !IsJSONFile(t) {
+				files = append(files, t)
+			}
+			continue
+		}
+		err = filepath.WalkDir(t, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if path != t && (!recursive || strings.HasPrefix(d.Name(), ".")) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if IsFormattable(d.Name()) {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// Format returns src in the canonical layout. hclwrite formats even invalid
+// input, so the syntax is checked first: a file with errors gets its
+// diagnostics and no text, and is never rewritten.
+func Format(src []byte, filename string) ([]byte, hcl.Diagnostics) {
+	if _, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos); diags.HasErrors() {
+		return nil, diags
+	}
+	return hclwrite.Format(src), nil
+}
