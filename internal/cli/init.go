@@ -106,33 +106,19 @@ func writeLock(m *Meta, cfg *config.Config, probed map[string]*engine.Installed,
 	if lock == nil {
 		lock = &enginelock.Lock{}
 	}
+	view := views.NewInit(m.view())
+	changes := lock.Update(cfg, probed, upgrade)
 	ok := true
-	var notes []string
-	for _, name := range cfg.EngineNames() {
-		inst := probed[name]
-		if inst == nil {
-			continue // its probe failed, reported above; the lock keeps it
-		}
-		now := enginelock.Of(cfg.Engines[name], inst)
-		old := lock.Get(name)
-		switch {
-		case old == nil:
-			lock.Set(now)
-			notes = append(notes, fmt.Sprintf("  - engine.%s: locked (%s %s, %d flags)", name, now.Kind, now.Version, len(now.Flags)))
-		case enginelock.Diff(old, now) == "":
-		case upgrade:
-			notes = append(notes, fmt.Sprintf("  - engine.%s: upgraded: %s\n%s", name, enginelock.Diff(old, now), enginelock.FlagDiffText(old.Flags, now.Flags)))
-			lock.Set(now)
-		default:
-			views.NewInit(m.view()).LockChanged(name, config.LockFileName, enginelock.Diff(old, now))
+	for _, c := range changes {
+		if c.Refused {
+			view.LockChanged(c.Name, config.LockFileName, enginelock.Diff(c.Old, c.Now))
 			ok = false
 		}
 	}
-	lock.Keep(cfg.EngineNames())
 	if err := fsx.WriteFile(config.LockFileName, lock.Bytes(), 0o644); err != nil {
 		fmt.Fprintf(m.Err, "Error: writing %s: %v\n", config.LockFileName, err)
 		return false
 	}
-	views.NewInit(m.view()).LockWritten(config.LockFileName, notes)
+	view.LockWritten(config.LockFileName, changes)
 	return ok
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/roofline/roofline/internal/engine/kinds"
 	"github.com/roofline/roofline/internal/engine/logdiag"
+	"github.com/roofline/roofline/internal/enginelock"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/gpu/gputest"
 	"github.com/roofline/roofline/internal/journal"
@@ -307,7 +308,13 @@ func TestInitView(t *testing.T) {
 			i.Engines([]InitEngine{{Name: "vllm", Installed: "vllm 0.16.0", Flags: 412}, {Name: "a-b", Err: errors.New("no such file")},
 				{Name: "a", Installed: "sglang 0.5.5", Pinned: "0.5.6"}})
 			i.LockChanged("vllm", "roofline.lock.hcl", "flags changed")
-			i.LockWritten("roofline.lock.hcl", []string{"  - engine.x: locked (vllm 0.16.0, 412 flags)", "  - engine.y: upgraded: x\n      + --new\n"})
+			old := &enginelock.Entry{Name: "y", Kind: "vllm", Version: "0.15.1", Identity: "exe:1", FlagsHash: "h1", Flags: []string{"--gone", "--kept"}}
+			now := &enginelock.Entry{Name: "y", Kind: "vllm", Version: "0.16.0", Identity: "exe:2", FlagsHash: "h2", Flags: []string{"--kept", "--new"}}
+			i.LockWritten("roofline.lock.hcl", []enginelock.Change{
+				{Name: "x", Now: &enginelock.Entry{Name: "x", Kind: "vllm", Version: "0.16.0", Flags: make([]string, 412)}},
+				{Name: "y", Old: old, Now: now},
+				{Name: "z", Old: old, Now: now, Refused: true},
+			})
 			i.GPUs("", 0, errors.New("NVML is not available"))
 			i.Done(true)
 		}},

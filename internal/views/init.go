@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/roofline/roofline/internal/enginelock"
 )
 
 // InitEngine is what roofline init found of one engine.
@@ -52,10 +54,20 @@ func (i *Init) LockChanged(name, lockFile, diff string) {
 	fmt.Fprintf(i.view.Err, "\nError: engine.%s changed since %s was written: %s. Run roofline init -upgrade to record it, and review the flag diff it prints.\n", name, lockFile, diff)
 }
 
-// LockWritten names the lock file and what changed in it.
-func (i *Init) LockWritten(lockFile string, notes []string) {
+// LockWritten names the lock file and what changed in it: engines locked,
+// and those upgraded with their flag diff.
+func (i *Init) LockWritten(lockFile string, changes []enginelock.Change) {
 	fmt.Fprintf(i.view.Out, "\nEngine lock file: %s\n", lockFile)
-	for _, n := range notes {
+	for _, c := range changes {
+		var n string
+		switch {
+		case c.Refused:
+			continue
+		case c.Old == nil:
+			n = fmt.Sprintf("  - engine.%s: locked (%s %s, %d flags)", c.Name, c.Now.Kind, c.Now.Version, len(c.Now.Flags))
+		default:
+			n = fmt.Sprintf("  - engine.%s: upgraded: %s\n%s", c.Name, enginelock.Diff(c.Old, c.Now), enginelock.FlagDiffText(c.Old.Flags, c.Now.Flags))
+		}
 		fmt.Fprintln(i.view.Out, strings.TrimRight(n, "\n"))
 	}
 }
