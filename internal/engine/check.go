@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/roofline/roofline/internal/engine/kinds"
-
 	"github.com/roofline/roofline/internal/suggest"
 )
 
@@ -103,7 +101,7 @@ func (r *renderer) checkExtra(owned map[*Flag]arg) {
 		}
 		opt, inline, hasInline := strings.Cut(tok, "=")
 		base, dotted := opt, false
-		if r.kind == kinds.VLLM && strings.HasPrefix(opt, "--") {
+		if r.k.dottedFlags && strings.HasPrefix(opt, "--") {
 			// vLLM: "--compilation-config.level 3" sets a key of a JSON flag.
 			base, _, dotted = strings.Cut(normalizeUnderscores(opt), ".")
 		}
@@ -125,14 +123,14 @@ func (r *renderer) checkExtra(owned map[*Flag]arg) {
 			i = skipValues(toks, i)
 			continue
 		}
-		if r.kind == kinds.SGLang && strings.Contains(base, "_") && r.inst.Flags.get(base) == nil {
-			r.errorf(rng, "Unknown flag in extra_args", "SGLang does not read %s: its flags use dashes. Write %s.", opt, normalizeUnderscores(base))
+		if r.k.dashesOnly && strings.Contains(base, "_") && r.inst.Flags.get(base) == nil {
+			r.errorf(rng, "Unknown flag in extra_args", "%s does not read %s: its flags use dashes. Write %s.", r.k.Display, opt, normalizeUnderscores(base))
 		}
 		if abbreviated {
 			r.warnf(rng, "Abbreviated flag in extra_args", "%s is read as %s, an abbreviation a later %s could make ambiguous. Write %s.", opt, f.Name, KindName(r.kind), f.Name)
 		}
-		if r.kind == kinds.VLLM && f.Name == "--model" {
-			r.errorf(rng, "Flag set twice", "extra_args sets --model, but roofline passes the model path of %s as vLLM's positional argument. Remove --model from extra_args.", r.m.Addr())
+		if o := r.k.modelOption; o != "" && f.Name == o {
+			r.errorf(rng, "Flag set twice", "extra_args sets %s, but roofline passes the model path of %s as %s's positional argument. Remove %[1]s from extra_args.", o, r.m.Addr(), r.k.Display)
 			i = skipValues(toks, i)
 			continue
 		}
@@ -181,7 +179,7 @@ func (r *renderer) checkExtra(owned map[*Flag]arg) {
 
 // positionalHint adds the vLLM case of a stray model path.
 func (r *renderer) positionalHint() string {
-	if r.kind == kinds.VLLM {
+	if r.k.subcommand != "" { // the model path is positional
 		return " The model path comes from the model block."
 	}
 	return ""

@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
+	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine/kinds"
 )
 
@@ -27,8 +29,55 @@ type Kind struct {
 	// after "python -m".
 	executables, modules []string
 
+	// launchModule is the module an engine launched as `python -m MODULE`
+	// runs ("sglang.launch_server"); "" for an executable.
+	launchModule string
+	// imageCommand is the command inside an engine image. roofline replaces
+	// the image's entrypoint with it, because the official images differ
+	// (vllm/vllm-openai runs `vllm serve` since 0.9 and the api_server
+	// module before; lmsysorg/sglang has none) while these programs are on
+	// the PATH of all of them.
+	imageCommand []string
+	// versionArgv is the command that prints the installed version, for
+	// the engine command argv.
+	versionArgv func(e *config.Engine, argv []string) ([]string, error)
+	// help lists the installed flags and the command that printed them.
+	help func(ctx context.Context, e *config.Engine, r Runner, argv, env []string) (*FlagSet, string, error)
+
 	// flags names the engine flags of the common server attributes.
 	flags flagNames
+	// modelFlag passes the model path ("--model-path"); "" for an engine
+	// that takes it as the positional argument after subcommand, where
+	// modelOption is the flag that would set it twice ("--model").
+	modelFlag, modelOption string
+	// requirePort: a server must set its port, because the engine's own
+	// default (defaultPort) is not what clients expect.
+	requirePort bool
+	defaultPort int
+	// autoMaxModelLenFrom is the first version that takes max_model_len
+	// "auto"; "" for none.
+	autoMaxModelLenFrom string
+	// toolChoiceFlag goes with a tool-call parser; reasoningFlag with a
+	// reasoning parser, in versions before reasoningFlag.before (or where
+	// the installed engine lists it); metricsFlag with every server.
+	toolChoiceFlag, reasoningFlag, metricsFlag impliedFlag
+	// batching renders max_num_batched_tokens and chunked_prefill_size.
+	batching func(r *renderer) []arg
+	// prefixCachingOn and Off render enable_prefix_caching; "" leaves the
+	// engine's default.
+	prefixCachingOn, prefixCachingOff string
+	// kvDtype translates a kv_cache_dtype name to the engine's spelling;
+	// nil takes it as written.
+	kvDtype func(r *renderer, v string) (string, bool)
+	// speculation renders speculative_config (js, parsed as cfg).
+	speculation func(r *renderer, js string, cfg map[string]any) []arg
+	// dottedFlags: "--compilation-config.level 3" sets a key of a JSON
+	// flag in extra_args.
+	dottedFlags bool
+	// dashesOnly: the engine does not read a flag spelt with underscores.
+	dashesOnly bool
+	// removed lists flags that were removed, with what replaces them.
+	removed map[string]Removal
 	// attrs maps every flag the renderer writes to the attribute that
 	// renders it; "" for a flag the engine needs whatever the attributes.
 	attrs map[string]string
@@ -96,14 +145,23 @@ type VRAMWords struct {
 	GraphsNote  string // where the estimated CUDA graphs and activations go
 }
 
+// impliedFlag is a flag the renderer adds, and why.
+type impliedFlag struct {
+	flag, why string
+	before    string // for reasoningFlag: the first version without it
+}
+
 // flagNames are the engine's flags for the attributes both kinds have.
 type flagNames struct {
 	tensorParallel, pipelineParallel, maxModelLen, memoryUtilization, maxNumSeqs, enforceEager string
 }
 
 // registry is every engine kind; a new kind is one entry here and one in
-// kinds (TestRegistry checks they agree).
-var registry = []*Kind{vllmKind, sglangKind}
+// kinds (TestRegistry checks they agree). It is filled in init because the
+// kinds' functions reach Lookup.
+var registry []*Kind
+
+func init() { registry = []*Kind{vllmKind, sglangKind} }
 
 // Lookup returns the kind named name, nil when roofline runs no such kind.
 func Lookup(name string) *Kind {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/roofline/roofline/internal/config"
@@ -82,5 +83,16 @@ func TestAttrTable(t *testing.T) {
 	}
 	if got := FlagAttr("--enable-metrics"); got != "extra_args --enable-metrics" {
 		t.Errorf("FlagAttr(--enable-metrics) = %q: a flag no attribute sets is named as extra_args", got)
+	}
+}
+
+// TestRenderUnknownKind: a kind no Kind answers for is a diagnostic, never a
+// panic.
+func TestRenderUnknownKind(t *testing.T) {
+	e := testEngine(kinds.VLLM, "0.16.0")
+	e.Kind = "tgi"
+	l, diags := Render(testServer(kinds.VLLM), testModel(), e, nil, "/usr/bin/roofline")
+	if l != nil || !diags.HasErrors() || !strings.Contains(diags.Error(), `kind "tgi"`) {
+		t.Errorf("launch %v, diagnostics %v", l, diags)
 	}
 }

@@ -100,10 +100,11 @@ var removedVLLM = map[string]Removal{
 
 // RemovedFlag returns what is known about a removed flag of kind.
 func RemovedFlag(kind, flag string) (Removal, bool) {
-	if kind != "vllm" {
+	k := Lookup(kind)
+	if k == nil {
 		return Removal{}, false
 	}
-	r, ok := removedVLLM[normalizeUnderscores(flag)]
+	r, ok := k.removed[normalizeUnderscores(flag)]
 	return r, ok
 }
 
@@ -138,12 +139,15 @@ var acrossEngines = map[string]struct{ other, attr string }{
 	"sglang:--enable-metrics":        {"nothing: vLLM always serves /metrics", ""},
 }
 
-// otherEngine is the kind a flag of kind would be mistaken from.
+// otherEngine is the kind a flag of kind would be mistaken from: the
+// first other registered kind.
 func otherEngine(kind string) string {
-	if kind == "vllm" {
-		return "sglang"
+	for _, k := range registry {
+		if k.Name != kind {
+			return k.Name
+		}
 	}
-	return "vllm"
+	return kind
 }
 
 // crossHint explains a flag of the other engine used with kind: "--max-model-len

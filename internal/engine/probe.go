@@ -173,23 +173,14 @@ func Command(e *config.Engine, self string) []string {
 	switch {
 	case e.Image != "":
 		return imageCommand(e)
-	case e.Rehearsal && e.Kind == kinds.SGLang:
-		return []string{self, "rehearsal", "sglang@" + e.Version, "-m", "sglang.launch_server"}
 	case e.Rehearsal:
-		return []string{self, "rehearsal", e.Kind + "@" + e.Version}
+		cmd := []string{self, "rehearsal", e.Kind + "@" + e.Version}
+		if m := LookupOrDefault(e.Kind).launchModule; m != "" {
+			cmd = append(cmd, "-m", m)
+		}
+		return cmd
 	case len(e.Command) > 0:
 		return append([]string(nil), e.Command...)
-	}
-	return nil
-}
-
-// sglangInterpreter returns the interpreter part of an SGLang command: what
-// comes before "-m" ("/opt/sglang/bin/python").
-func sglangInterpreter(argv []string) []string {
-	for i, a := range argv {
-		if a == "-m" && i > 0 {
-			return argv[:i]
-		}
 	}
 	return nil
 }
@@ -247,8 +238,8 @@ func (k probeKey) file() string {
 // refresh is set. cacheDir "" disables the cache. A version different from
 // the pinned one is not an error here; see CheckVersion.
 func Probe(ctx context.Context, e *config.Engine, self string, r Runner, cacheDir string, refresh bool) (*Installed, error) {
-	if e.Kind != kinds.VLLM && e.Kind != kinds.SGLang {
-		return nil, fmt.Errorf("engine %q: unknown kind %q; use %q or %q", e.Name, e.Kind, kinds.VLLM, kinds.SGLang)
+	if Lookup(e.Kind) == nil {
+		return nil, fmt.Errorf("engine %q: unknown kind %q; use %s", e.Name, e.Kind, kinds.Or(true))
 	}
 	if e.Image != "" {
 		return probeImage(ctx, e, r, cacheDir, refresh)
@@ -366,14 +357,11 @@ func writeProbe(path string, rec probeRecord) error {
 
 // runProbe asks the engine for its version and flags.
 func runProbe(ctx context.Context, e *config.Engine, argv []string, r Runner, env []string) (*Installed, error) {
+	k := MustLookup(e.Kind)
 	inst := &Installed{Kind: e.Kind}
-	verArgv := append(append([]string(nil), argv...), "--version")
-	if e.Kind == kinds.SGLang {
-		interp := sglangInterpreter(argv)
-		if interp == nil {
-			return nil, fmt.Errorf("engine %q: an SGLang command must be the interpreter and the module, such as [\"/opt/sglang/bin/python\", \"-m\", \"sglang.launch_server\"]; got %q", e.Name, shellJoin(argv))
-		}
-		verArgv = append(append([]string(nil), interp...), "-c", "import sglang; print(sglang.__version__)")
+	verArgv, err := k.versionArgv(e, argv)
+	if err != nil {
+		return nil, err
 	}
 	out, err := r.Run(ctx, verArgv, env)
 	if err != nil {
@@ -383,31 +371,21 @@ func runProbe(ctx context.Context, e *config.Engine, argv []string, r Runner, en
 	if inst.Version == "" {
 		return nil, fmt.Errorf("engine %q: %q printed no version number; its output ends with:\n%s", e.Name, shellJoin(verArgv), tailLines(out, 6))
 	}
-
-	if e.Kind == kinds.SGLang {
-		helpArgv := append(append([]string(nil), argv...), "--help")
-		fs, err := helpFlags(ctx, e, r, helpArgv, env)
-		if err != nil {
-			return nil, err
-		}
-		inst.Flags, inst.HelpCommand = fs, shellJoin(helpArgv)
-		return inst, nil
-	}
-	// vLLM ≥0.11 lists flags only with --help=all; older versions reject
-	// --help=all (argparse exit 2) and list everything on plain --help.
-	allArgv := append(append([]string(nil), argv...), "serve", "--help=all")
-	fs, errAll := helpFlags(ctx, e, r, allArgv, env)
-	if errAll == nil {
-		inst.Flags, inst.HelpCommand = fs, shellJoin(allArgv)
-		return inst, nil
-	}
-	plainArgv := append(append([]string(nil), argv...), "serve", "--help")
-	fs, err = helpFlags(ctx, e, r, plainArgv, env)
+	inst.Flags, inst.HelpCommand, err = k.help(ctx, e, r, argv, env)
 	if err != nil {
-		return nil, fmt.Errorf("%w\n(before that, %q failed too: %v)", err, shellJoin(allArgv), errAll)
+		return nil, err
 	}
-	inst.Flags, inst.HelpCommand = fs, shellJoin(plainArgv)
 	return inst, nil
+}
+
+// helpCommand lists the flags with argv + --help.
+func helpCommand(ctx context.Context, e *config.Engine, r Runner, argv, env []string) (*FlagSet, string, error) {
+	helpArgv := append(append([]string(nil), argv...), "--help")
+	fs, err := helpFlags(ctx, e, r, helpArgv, env)
+	if err != nil {
+		return nil, "", err
+	}
+	return fs, shellJoin(helpArgv), nil
 }
 
 func helpFlags(ctx context.Context, e *config.Engine, r Runner, argv, env []string) (*FlagSet, error) {

@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
-
-	"github.com/roofline/roofline/internal/engine/kinds"
 
 	"github.com/roofline/roofline/internal/config"
 )
@@ -33,15 +32,6 @@ var ErrImageNotFound = errors.New("image not found on this host")
 // DefaultImageRunner probes docker engines when the Runner passed to Probe
 // does not run images. The CLI sets it to the Docker driver's.
 var DefaultImageRunner ImageRunner
-
-// Commands inside an engine image: roofline replaces the image's entrypoint
-// with them, because the official images differ (vllm/vllm-openai runs
-// `vllm serve` since 0.9 and the api_server module before; lmsysorg/sglang
-// has none) while these programs are on the PATH of all of them.
-var (
-	vllmImageCommand   = []string{"vllm"}
-	sglangImageCommand = []string{"python3", "-m", "sglang.launch_server"}
-)
 
 // imageDigest is the digest an image reference pins ("sha256:..."), "" for
 // a reference without one.
@@ -109,10 +99,7 @@ func probeImage(ctx context.Context, e *config.Engine, r Runner, cacheDir string
 	return inst, nil
 }
 
-// imageCommand is the engine's command inside its image.
+// imageCommand is the engine's command inside its image (Kind.imageCommand).
 func imageCommand(e *config.Engine) []string {
-	if e.Kind == kinds.SGLang {
-		return append([]string(nil), sglangImageCommand...)
-	}
-	return append([]string(nil), vllmImageCommand...)
+	return slices.Clone(LookupOrDefault(e.Kind).imageCommand)
 }

@@ -7,10 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/roofline/roofline/internal/engine/kinds"
-
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/engine/kinds"
 )
 
 // Launch is how to start one server: the full argv and the environment the
@@ -80,7 +79,12 @@ type renderer struct {
 // container is given only its GPUs), the air-gap variables, then the
 // engine's env, then the server's (the server wins).
 func Render(s *config.Server, m *config.Model, e *config.Engine, inst *Installed, self string) (*Launch, hcl.Diagnostics) {
-	r := &renderer{s: s, m: m, e: e, inst: inst, kind: e.Kind, k: MustLookup(e.Kind)}
+	r := &renderer{s: s, m: m, e: e, inst: inst, kind: e.Kind, k: Lookup(e.Kind)}
+	if r.k == nil {
+		rng := e.Range("kind")
+		r.errorf(&rng, "Unsupported engine kind", "Engine %q has kind %q; roofline runs %s.", e.Name, e.Kind, kinds.Or(true))
+		return nil, r.diags
+	}
 	prefix := Command(e, self)
 	if prefix == nil {
 		rng := e.DeclRange
@@ -153,7 +157,7 @@ func (r *renderer) has(flag string, fallback bool) bool {
 }
 
 func (r *renderer) args() []arg {
-	s, vllm, fl := r.s, r.kind == kinds.VLLM, r.k.flags
+	s, k, fl := r.s, r.k, r.k.flags
 	var out []arg
 	add := func(attr, flag string, values ...string) {
 		out = append(out, arg{flag: flag, values: values, attr: attr})
@@ -161,8 +165,8 @@ func (r *renderer) args() []arg {
 	itoa := strconv.Itoa
 
 	// 1. Model and name (the endpoint's address with them).
-	if !vllm {
-		add("model", "--model-path", r.m.Path)
+	if k.modelFlag != "" {
+		add("model", k.modelFlag, r.m.Path)
 	}
 	name := r.m.ServedName
 	if name == "" {
@@ -175,8 +179,8 @@ func (r *renderer) args() []arg {
 	switch {
 	case s.Port > 0:
 		add("port", "--port", itoa(s.Port))
-	case !vllm:
-		r.errorf(r.rangeOf("port"), "Server needs a port", "Server %q has no port; SGLang would listen on 30000. Set port = N.", s.Name)
+	case k.requirePort:
+		r.errorf(r.rangeOf("port"), "Server needs a port", "Server %q has no port; %s would listen on %d. Set port = N.", s.Name, k.Display, k.defaultPort)
 	}
 	// 2. Parallelism.
 	if s.TensorParallel > 1 {
@@ -190,8 +194,8 @@ func (r *renderer) args() []arg {
 		add("max_model_len", fl.maxModelLen, itoa(s.MaxModelLen))
 	}
 	if s.MaxModelLenAuto {
-		if vllm && AcceptsAutoMaxModelLen(r.inst) {
-			add("max_model_len", "--max-model-len", "auto")
+		if AcceptsAutoMaxModelLen(r.inst) {
+			add("max_model_len", fl.maxModelLen, "auto")
 		} else {
 			r.errorf(r.rangeOf("max_model_len"), "max_model_len = \"auto\" not supported",
 				"%s has no automatic context length: vLLM picks the longest context that fits from 0.12 on (PR 29431); SGLang never does. Set max_model_len to a number (`roofline vram` shows the longest that fits).", r.engineName())
@@ -204,15 +208,14 @@ func (r *renderer) args() []arg {
 	}
 	// 5. Parsers.
 	if s.ToolCallParser != "" {
-		if vllm {
-			out = append(out, arg{flag: "--enable-auto-tool-choice", attr: "tool_call_parser", why: "vLLM needs it to use a tool-call parser"})
+		if tc := k.toolChoiceFlag; tc.flag != "" {
+			out = append(out, arg{flag: tc.flag, attr: "tool_call_parser", why: tc.why})
 		}
 		add("tool_call_parser", "--tool-call-parser", s.ToolCallParser)
 	}
 	if s.ReasoningParser != "" {
-		// vLLM before 0.10 also needed --enable-reasoning; later it is gone.
-		if vllm && r.has("--enable-reasoning", CompareVersions(r.e.Version, "0.10.0") < 0) {
-			out = append(out, arg{flag: "--enable-reasoning", attr: "reasoning_parser", why: "this vLLM needs it to use a reasoning parser"})
+		if rf := k.reasoningFlag; rf.flag != "" && r.has(rf.flag, CompareVersions(r.e.Version, rf.before) < 0) {
+			out = append(out, arg{flag: rf.flag, attr: "reasoning_parser", why: rf.why})
 		}
 		add("reasoning_parser", "--reasoning-parser", s.ReasoningParser)
 	}
@@ -232,42 +235,32 @@ func (r *renderer) args() []arg {
 	if s.MaxNumSeqs > 0 {
 		add("max_num_seqs", fl.maxNumSeqs, itoa(s.MaxNumSeqs))
 	}
-	if vllm {
-		out = append(out, r.vllmBatching()...)
-	} else {
-		if s.MaxNumBatchedTokens > 0 {
-			add("max_num_batched_tokens", "--max-prefill-tokens", itoa(s.MaxNumBatchedTokens))
-		}
-		if s.ChunkedPrefillSize != 0 {
-			add("chunked_prefill_size", "--chunked-prefill-size", itoa(s.ChunkedPrefillSize))
-		}
-	}
+	out = append(out, k.batching(r)...)
 	if s.EnforceEager {
 		add("enforce_eager", fl.enforceEager)
 	}
 	if p := s.EnablePrefixCaching; p != nil {
-		switch {
-		case vllm && *p:
-			add("enable_prefix_caching", "--enable-prefix-caching")
-		case vllm:
-			add("enable_prefix_caching", "--no-enable-prefix-caching")
-		case !*p:
-			add("enable_prefix_caching", "--disable-radix-cache") // SGLang's radix cache is on by default
+		flag := k.prefixCachingOff
+		if *p {
+			flag = k.prefixCachingOn
+		}
+		if flag != "" { // "": the engine's default (SGLang's radix cache is on)
+			add("enable_prefix_caching", flag)
 		}
 	}
 	// 8. Speculation.
 	if s.SpeculativeConfig != "" {
 		out = append(out, r.speculation()...)
 	}
-	if !vllm {
-		out = append(out, arg{flag: "--enable-metrics", why: "the gates read /metrics, which SGLang serves only with it"})
+	if mf := k.metricsFlag; mf.flag != "" {
+		out = append(out, arg{flag: mf.flag, why: mf.why})
 	}
 	return out
 }
 
 // vllmBatching maps the batching attributes to vLLM, where the prefill
 // chunk is the per-step token budget (--max-num-batched-tokens).
-func (r *renderer) vllmBatching() []arg {
+func vllmBatching(r *renderer) []arg {
 	s := r.s
 	var out []arg
 	tokens, attr := s.MaxNumBatchedTokens, "max_num_batched_tokens"
@@ -292,19 +285,10 @@ func (r *renderer) vllmBatching() []arg {
 
 // kvDtype translates a KV cache dtype name to the engine's spelling.
 func (r *renderer) kvDtype(v string) (string, bool) {
-	switch {
-	case r.kind == kinds.VLLM && v == "bf16":
-		return "bfloat16", true
-	case r.kind == kinds.SGLang && v == "fp8":
-		valid := "auto, fp8_e5m2, fp8_e4m3, bf16, bfloat16, fp4_e2m1"
-		if f := r.flag("--kv-cache-dtype"); f != nil && len(f.Choices) > 0 {
-			valid = strings.Join(f.Choices, ", ")
-		}
-		r.errorf(r.rangeOf("kv_cache_dtype"), "KV cache dtype has no SGLang equivalent",
-			`kv_cache_dtype "fp8" is vLLM's name (FP8 E4M3 on CUDA). %s names the FP8 formats fp8_e4m3 and fp8_e5m2; valid values: %s.`, r.engineName(), valid)
-		return "", false
+	if r.k.kvDtype == nil {
+		return v, true
 	}
-	return v, true
+	return r.k.kvDtype(r, v)
 }
 
 func (r *renderer) flag(name string) *Flag {
@@ -324,9 +308,12 @@ func (r *renderer) speculation() []arg {
 			"speculative_config must be a JSON object such as {\"method\": \"eagle3\", \"model\": \"/models/draft\", \"num_speculative_tokens\": 3}: %v.", err)
 		return nil
 	}
-	if r.kind == kinds.VLLM {
-		return []arg{{flag: "--speculative-config", values: []string{js}, attr: "speculative_config"}}
-	}
+	return r.k.speculation(r, js, cfg)
+}
+
+// sglangSpeculation maps speculative_config's common keys to SGLang's
+// --speculative-* flags.
+func sglangSpeculation(r *renderer, js string, cfg map[string]any) []arg {
 	algos := map[string]string{"eagle": "EAGLE", "eagle3": "EAGLE3", "ngram": "NGRAM", "mtp": "NEXTN", "deepseek_mtp": "NEXTN",
 		"nextn": "NEXTN", "draft_model": "STANDALONE", "standalone": "STANDALONE"}
 	var out []arg
@@ -428,5 +415,9 @@ func (r *renderer) env() map[string]string {
 // AcceptsAutoMaxModelLen reports an engine that takes --max-model-len auto:
 // vLLM from 0.12 (PR 29431, "auto" / -1 fits the context to the KV cache).
 func AcceptsAutoMaxModelLen(inst *Installed) bool {
-	return inst != nil && inst.Kind == "vllm" && CompareVersions(inst.Version, "0.12") >= 0
+	if inst == nil {
+		return false
+	}
+	k := Lookup(inst.Kind)
+	return k != nil && k.autoMaxModelLenFrom != "" && CompareVersions(inst.Version, k.autoMaxModelLenFrom) >= 0
 }

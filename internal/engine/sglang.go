@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
+	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine/kinds"
 )
 
@@ -15,7 +19,19 @@ var sglangKind = &Kind{
 	Name:    kinds.SGLang,
 	Display: "SGLang",
 
-	modules: []string{"sglang.launch_server"},
+	modules:      []string{"sglang.launch_server"},
+	launchModule: "sglang.launch_server",
+
+	imageCommand: []string{"python3", "-m", "sglang.launch_server"},
+	// The interpreter part of the command answers the version.
+	versionArgv: func(e *config.Engine, argv []string) ([]string, error) {
+		interp := sglangInterpreter(argv)
+		if interp == nil {
+			return nil, fmt.Errorf("engine %q: an SGLang command must be the interpreter and the module, such as [\"/opt/sglang/bin/python\", \"-m\", \"sglang.launch_server\"]; got %q", e.Name, shellJoin(argv))
+		}
+		return append(slices.Clone(interp), "-c", "import sglang; print(sglang.__version__)"), nil
+	},
+	help: helpCommand,
 	flags: flagNames{
 		tensorParallel:    "--tp-size",
 		pipelineParallel:  "--pp-size",
@@ -24,6 +40,15 @@ var sglangKind = &Kind{
 		maxNumSeqs:        "--max-running-requests",
 		enforceEager:      "--disable-cuda-graph",
 	},
+	modelFlag:        "--model-path",
+	requirePort:      true,
+	defaultPort:      30000,
+	metricsFlag:      impliedFlag{flag: "--enable-metrics", why: "the gates read /metrics, which SGLang serves only with it"},
+	batching:         sglangBatching,
+	prefixCachingOff: "--disable-radix-cache", // the radix cache is on by default
+	kvDtype:          sglangKVDtype,
+	speculation:      sglangSpeculation,
+	dashesOnly:       true,
 	attrs: map[string]string{
 		"--model-path":                   "model",
 		"--served-model-name":            "served_name",
@@ -81,4 +106,42 @@ var sglangKind = &Kind{
 	multiNode: func(argv []string, nodes int, leaderAddr, workerRank string) (leader, worker []string) {
 		return multiNodeArgv(argv, []string{"--nnodes", strconv.Itoa(nodes), "--dist-init-addr", leaderAddr + ":" + strconv.Itoa(sglangDistPort)}, workerRank)
 	},
+}
+
+// sglangInterpreter returns the interpreter part of an SGLang command: what
+// comes before "-m" ("/opt/sglang/bin/python").
+func sglangInterpreter(argv []string) []string {
+	for i, a := range argv {
+		if a == "-m" && i > 0 {
+			return argv[:i]
+		}
+	}
+	return nil
+}
+
+// sglangBatching: SGLang has a prefill token budget and a chunk size of
+// its own.
+func sglangBatching(r *renderer) []arg {
+	var out []arg
+	if n := r.s.MaxNumBatchedTokens; n > 0 {
+		out = append(out, arg{flag: "--max-prefill-tokens", values: []string{strconv.Itoa(n)}, attr: "max_num_batched_tokens"})
+	}
+	if n := r.s.ChunkedPrefillSize; n != 0 {
+		out = append(out, arg{flag: "--chunked-prefill-size", values: []string{strconv.Itoa(n)}, attr: "chunked_prefill_size"})
+	}
+	return out
+}
+
+// sglangKVDtype refuses vLLM's "fp8", which SGLang does not name.
+func sglangKVDtype(r *renderer, v string) (string, bool) {
+	if v != "fp8" {
+		return v, true
+	}
+	valid := "auto, fp8_e5m2, fp8_e4m3, bf16, bfloat16, fp4_e2m1"
+	if f := r.flag("--kv-cache-dtype"); f != nil && len(f.Choices) > 0 {
+		valid = strings.Join(f.Choices, ", ")
+	}
+	r.errorf(r.rangeOf("kv_cache_dtype"), "KV cache dtype has no SGLang equivalent",
+		`kv_cache_dtype "fp8" is vLLM's name (FP8 E4M3 on CUDA). %s names the FP8 formats fp8_e4m3 and fp8_e5m2; valid values: %s.`, r.engineName(), valid)
+	return "", false
 }

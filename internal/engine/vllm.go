@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"context"
+	"fmt"
+	"slices"
 	"strconv"
 
+	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine/kinds"
 )
 
@@ -14,6 +18,12 @@ var vllmKind = &Kind{
 	subcommand:  "serve",
 	executables: []string{"vllm"},
 	modules:     []string{"vllm.entrypoints.cli.main", "vllm.entrypoints.openai.api_server"},
+
+	imageCommand: []string{"vllm"},
+	versionArgv: func(_ *config.Engine, argv []string) ([]string, error) {
+		return append(slices.Clone(argv), "--version"), nil
+	},
+	help: vllmHelp,
 	flags: flagNames{
 		tensorParallel:    "--tensor-parallel-size",
 		pipelineParallel:  "--pipeline-parallel-size",
@@ -22,6 +32,26 @@ var vllmKind = &Kind{
 		maxNumSeqs:        "--max-num-seqs",
 		enforceEager:      "--enforce-eager",
 	},
+	modelOption:         "--model",
+	autoMaxModelLenFrom: "0.12",
+	toolChoiceFlag:      impliedFlag{flag: "--enable-auto-tool-choice", why: "vLLM needs it to use a tool-call parser"},
+	// vLLM before 0.10 also needed --enable-reasoning; later it is gone.
+	reasoningFlag:    impliedFlag{flag: "--enable-reasoning", why: "this vLLM needs it to use a reasoning parser", before: "0.10.0"},
+	batching:         vllmBatching,
+	prefixCachingOn:  "--enable-prefix-caching",
+	prefixCachingOff: "--no-enable-prefix-caching",
+	kvDtype: func(_ *renderer, v string) (string, bool) {
+		if v == "bf16" {
+			return "bfloat16", true
+		}
+		return v, true
+	},
+	// vLLM takes the JSON as it is.
+	speculation: func(_ *renderer, js string, _ map[string]any) []arg {
+		return []arg{{flag: "--speculative-config", values: []string{js}, attr: "speculative_config"}}
+	},
+	dottedFlags: true,
+	removed:     removedVLLM,
 	attrs: map[string]string{
 		"--served-model-name":         "served_name",
 		"--host":                      "host",
@@ -82,4 +112,21 @@ var vllmKind = &Kind{
 	multiNode: func(argv []string, nodes int, leaderAddr, workerRank string) (leader, worker []string) {
 		return multiNodeArgv(argv, []string{"--nnodes", strconv.Itoa(nodes), "--master-addr", leaderAddr}, workerRank, "--headless")
 	},
+}
+
+// vllmHelp lists vLLM's flags: ≥0.11 lists them only with --help=all; older
+// versions reject --help=all (argparse exit 2) and list everything on plain
+// --help.
+func vllmHelp(ctx context.Context, e *config.Engine, r Runner, argv, env []string) (*FlagSet, string, error) {
+	allArgv := append(slices.Clone(argv), "serve", "--help=all")
+	fs, errAll := helpFlags(ctx, e, r, allArgv, env)
+	if errAll == nil {
+		return fs, shellJoin(allArgv), nil
+	}
+	plainArgv := append(slices.Clone(argv), "serve", "--help")
+	fs, err := helpFlags(ctx, e, r, plainArgv, env)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w\n(before that, %q failed too: %v)", err, shellJoin(allArgv), errAll)
+	}
+	return fs, shellJoin(plainArgv), nil
 }
