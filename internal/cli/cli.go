@@ -4,7 +4,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"sort"
@@ -133,7 +132,7 @@ func Main(args []string, streams Streams) int {
 		case "chdir":
 			if !hasValue {
 				if len(args) < 2 {
-					fmt.Fprintln(m.Err, "Error: -chdir needs a directory: roofline -chdir=DIR COMMAND")
+					m.view().Errorf("-chdir needs a directory: roofline -chdir=DIR COMMAND")
 					return ExitError
 				}
 				value = args[1]
@@ -149,7 +148,7 @@ func Main(args []string, streams Streams) int {
 			args = []string{"version"}
 			continue
 		default:
-			fmt.Fprintf(m.Err, "Error: unknown global flag %s\n\nGlobal flags are -chdir=DIR and -no-color; they come before the command. Run \"roofline help\".\n", args[0])
+			m.view().Errorf("unknown global flag %s\n\nGlobal flags are -chdir=DIR and -no-color; they come before the command. Run \"roofline help\".", args[0])
 			return ExitError
 		}
 		args = args[1:]
@@ -162,7 +161,7 @@ func Main(args []string, streams Streams) int {
 			defer os.Chdir(wd)
 		}
 		if err := os.Chdir(m.Chdir); err != nil {
-			fmt.Fprintf(m.Err, "Error: -chdir=%s: %v\n", m.Chdir, err)
+			m.view().Errorf("-chdir=%s: %v", m.Chdir, err)
 			return ExitError
 		}
 	}
@@ -173,7 +172,7 @@ func Main(args []string, streams Streams) int {
 
 	cmd, rest := lookup(args)
 	if cmd == nil {
-		fmt.Fprintf(m.Err, "Error: unknown command %q.%s\n\nRun \"roofline help\" for the list of commands.\n", args[0], suggest.DidYouMean(args[0], topLevelNames()))
+		m.view().Errorf("unknown command %q.%s\n\nRun \"roofline help\" for the list of commands.", args[0], suggest.DidYouMean(args[0], topLevelNames()))
 		return ExitError
 	}
 	if !cmd.Hidden && !cmd.RawArgs {
@@ -181,14 +180,14 @@ func Main(args []string, streams Streams) int {
 		// they are hidden commands and never take these.
 		env, err := envArgs(cmd.Name)
 		if err != nil {
-			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			m.view().Errorf("%v", err)
 			return ExitError
 		}
 		rest = append(env, rest...)
 	}
 	closeLog, err := setupLog(m, cmd.Name)
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	defer closeLog()
@@ -296,7 +295,7 @@ func parseFlags(m *Meta, fs *pflag.FlagSet, args []string) bool {
 			}
 			msg = "unknown flag " + bad + "." + suggest.DidYouMean(strings.TrimLeft(bad, "-"), trimDashes(names))
 		}
-		fmt.Fprintf(m.Err, "Error: %s\n\nRun \"roofline %s -h\" for its usage.\n", msg, fs.Name())
+		m.view().UsageError(fs.Name(), msg)
 		return false
 	}
 	return true
@@ -312,6 +311,6 @@ func trimDashes(in []string) []string {
 
 // usageError prints msg and the command's usage hint and returns ExitError.
 func usageError(m *Meta, cmd, msg string) int {
-	fmt.Fprintf(m.Err, "Error: %s\n\nRun \"roofline %s -h\" for its usage.\n", msg, cmd)
+	m.view().UsageError(cmd, msg)
 	return ExitError
 }

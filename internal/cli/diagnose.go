@@ -46,7 +46,7 @@ func runDiagnose(m *Meta, args []string) int {
 	if path == "" {
 		name := fset.Arg(0)
 		if !validServerName(name) {
-			fmt.Fprintf(m.Err, "Error: %q is not a server name.\n\nGive the name of a server block (server \"NAME\"), or a log file with -file LOG.\n", name)
+			m.view().Errorf("%q is not a server name.\n\nGive the name of a server block (server \"NAME\"), or a log file with -file LOG.", name)
 			return ExitError
 		}
 		cfg, ok := loadConfig(m)
@@ -61,7 +61,7 @@ func runDiagnose(m *Meta, args []string) int {
 	}
 	d, err := diagnoseLog(m, path)
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	views.NewDiagnose(views.TypeOf(*jsonOut), m.view()).Diagnosis(d, path)
@@ -92,11 +92,11 @@ func serverLogPath(m *Meta, cfg *config.Config, name string) (string, bool) {
 		if len(names) > 0 {
 			list = strings.Join(names, ", ")
 		}
-		fmt.Fprintf(m.Err, "Error: no server %q in the configuration, and no log for it at %s.%s\n\nServers: %s. Or give a log with -file LOG.\n",
+		m.view().Errorf("no server %q in the configuration, and no log for it at %s.%s\n\nServers: %s. Or give a log with -file LOG.",
 			name, path, suggest.DidYouMean(name, names), list)
 		return "", false
 	}
-	fmt.Fprintf(m.Err, "Error: no log for server %q at %s.\n\nroofline writes it when apply starts the server: run \"roofline apply\" first, or give the engine's log with -file LOG.\n", name, path)
+	m.view().Errorf("no log for server %q at %s.\n\nroofline writes it when apply starts the server: run \"roofline apply\" first, or give the engine's log with -file LOG.", name, path)
 	return "", false
 }
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,31 +71,31 @@ func runFlags(m *Meta, args []string) int {
 		if len(names) > 0 {
 			list = "Engine blocks: " + strings.Join(names, ", ") + "."
 		}
-		fmt.Fprintf(m.Err, "Error: no engine block named %q.%s\n\n%s\n", name, suggest.DidYouMean(name, names), list)
+		m.view().Errorf("no engine block named %q.%s\n\n%s", name, suggest.DidYouMean(name, names), list)
 		return ExitError
 	}
 	self, err := selfExecutable()
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: cannot find roofline's own executable: %v\n", err)
+		m.view().Errorf("cannot find roofline's own executable: %v", err)
 		return ExitError
 	}
 	inst, err := engine.Probe(context.Background(), e, self, flagsRunner, filepath.Join(stateDir(cfg), "probes"), *refresh)
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	if !engine.SameVersion(e.Version, inst.Version) {
-		fmt.Fprintf(m.Err, "Warning: engine %q pins %s %s, but %s is installed; these are the flags of %s.\n\n",
+		m.view().Warnf("engine %q pins %s %s, but %s is installed; these are the flags of %s.\n",
 			e.Name, engine.KindName(e.Kind), e.Version, inst.Version, inst.Name())
 	}
 	found := inst.Flags.Filter(query)
 	if len(found) == 0 && !*jsonOut {
-		fmt.Fprintf(m.Err, "Error: no flag of %s matches %q.%s\n\nRun \"roofline flags %s\" for the full list.\n",
+		m.view().Errorf("no flag of %s matches %q.%s\n\nRun \"roofline flags %s\" for the full list.",
 			inst.Name(), query, suggest.DidYouMean("--"+strings.TrimLeft(query, "-"), inst.Flags.OptionStrings()), e.Name)
 		return ExitError
 	}
 	if err := views.NewFlags(views.TypeOf(*jsonOut), m.view()).Flags(inst, found, query); err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	return ExitOK

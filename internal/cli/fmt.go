@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -43,7 +42,7 @@ func runFmt(m *Meta, args []string) int {
 	}
 	files, err := config.FormatFiles(targets, *recursive)
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 
@@ -52,7 +51,7 @@ func runFmt(m *Meta, args []string) int {
 	for _, f := range files {
 		src, err := os.ReadFile(f)
 		if err != nil {
-			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			m.view().Errorf("%v", err)
 			failed = true
 			continue
 		}
@@ -75,7 +74,7 @@ func runFmt(m *Meta, args []string) int {
 		if *write {
 			info, _ := os.Stat(f)
 			if err := writeFileAtomic(f, out, info.Mode().Perm()); err != nil {
-				fmt.Fprintf(m.Err, "Error: %v\n", err)
+				m.view().Errorf("%v", err)
 				failed = true
 			}
 		}
@@ -95,11 +94,11 @@ func runFmt(m *Meta, args []string) int {
 func fmtStdin(m *Meta, check, diff bool) int {
 	src, err := io.ReadAll(io.LimitReader(m.In, 4<<20+1))
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: reading standard input: %v\n", err)
+		m.view().Errorf("reading standard input: %v", err)
 		return ExitError
 	}
 	if len(src) > 4<<20 {
-		fmt.Fprintln(m.Err, "Error: standard input is over 4 MiB; a configuration file is a few KiB.")
+		m.view().Errorf("standard input is over 4 MiB; a configuration file is a few KiB.")
 		return ExitError
 	}
 	out, diags := config.Format(src, "<stdin>")

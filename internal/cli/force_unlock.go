@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"fmt"
 	"strings"
 
 	"github.com/roofline/roofline/internal/views"
@@ -34,7 +33,7 @@ func runForceUnlock(m *Meta, args []string) int {
 	}
 	st, err := sm.LockStatus()
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: cannot read the state lock: %v\n", err)
+		m.view().Errorf("cannot read the state lock: %v", err)
 		return ExitError
 	}
 	view := views.NewForceUnlock(m.view())
@@ -56,7 +55,7 @@ func runForceUnlock(m *Meta, args []string) int {
 		}
 	}
 	if err := sm.ForceUnlock(id); err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	view.Unlocked(id)

@@ -41,14 +41,14 @@ func runGPU(m *Meta, args []string) int {
 	}
 	s, err := inventoryFor(*inventory).Snapshot(context.Background())
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(m.Err, "Warning: %s\n", w)
 	}
 	if err := views.NewGPU(views.TypeOf(*jsonOut), m.view()).Snapshot(s); err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	return ExitOK

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 
@@ -20,7 +19,7 @@ func init() {
 			}
 			c, rest := lookup(args)
 			if c == nil || len(rest) > 0 {
-				fmt.Fprintf(m.Err, "Error: no help for %q: unknown command.\n", strings.Join(args, " "))
+				m.view().Errorf("no help for %q: unknown command.", strings.Join(args, " "))
 				return ExitError
 			}
 			m.view().Usage(c.Usage)

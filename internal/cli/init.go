@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 
-	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -37,7 +36,7 @@ func runInit(m *Meta, args []string) int {
 	}
 	cfg := b.cfg
 	if err := os.MkdirAll(filepath.Join(b.stateDir, "probes"), 0o700); err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	view := views.NewInit(m.view())
@@ -116,7 +115,7 @@ func writeLock(m *Meta, cfg *config.Config, probed map[string]*engine.Installed,
 		}
 	}
 	if err := fsx.WriteFile(config.LockFileName, lock.Bytes(), 0o644); err != nil {
-		fmt.Fprintf(m.Err, "Error: writing %s: %v\n", config.LockFileName, err)
+		m.view().Errorf("writing %s: %v", config.LockFileName, err)
 		return false
 	}
 	view.LockWritten(config.LockFileName, changes)

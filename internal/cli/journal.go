@@ -38,14 +38,14 @@ func runJournal(m *Meta, args []string) int {
 	case errors.As(err, &bad):
 		fmt.Fprintf(m.Err, "Warning: %v\n", err)
 	case err != nil:
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	if fs.NArg() == 1 {
 		name := strings.TrimPrefix(fs.Arg(0), "server.")
 		entries = journal.ForServer(entries, name)
 		if len(entries) == 0 && cfg.Servers[name] == nil {
-			fmt.Fprintf(m.Err, "Error: no server %q in the configuration or the journal.\n", name)
+			m.view().Errorf("no server %q in the configuration or the journal.", name)
 			return ExitError
 		}
 	}

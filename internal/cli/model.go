@@ -54,7 +54,7 @@ func runModel(m *Meta, args []string) int {
 		fmt.Fprint(m.Err, commands["model"].Usage)
 		return ExitError
 	}
-	fmt.Fprintf(m.Err, "Error: unknown subcommand \"model %s\".%s\n\nRun \"roofline model -h\" for the list.\n", args[0], suggest.DidYouMean(args[0], subs))
+	m.view().Errorf("unknown subcommand \"model %s\".%s\n\nRun \"roofline model -h\" for the list.", args[0], suggest.DidYouMean(args[0], subs))
 	return ExitError
 }
 
@@ -93,11 +93,11 @@ func runModelInspect(m *Meta, args []string) int {
 	}
 	info, err := model.Inspect(dir)
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	if err := views.NewModelInspect(views.TypeOf(*jsonOut), m.view()).Inspect(info, *withTensors); err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	if info.HasErrors() {
@@ -118,7 +118,7 @@ func runModelManifest(m *Meta, args []string) int {
 	}
 	if *out == "-" {
 		if err := model.Manifest(dir, m.Out, nil); err != nil {
-			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			m.view().Errorf("%v", err)
 			return ExitError
 		}
 		return ExitOK
@@ -135,7 +135,7 @@ func runModelManifest(m *Meta, args []string) int {
 	})
 	bar.Finish()
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	data, _ := os.ReadFile(path)
@@ -157,7 +157,7 @@ func runModelVerify(m *Meta, args []string) int {
 	if *sums == "" {
 		*sums = defaultChecksums(dir)
 		if _, err := os.Stat(*sums); err != nil {
-			fmt.Fprintf(m.Err, "Error: no checksum file at %s: pass -checksums FILE, or write one on the source machine with \"roofline model manifest %s\"\n", *sums, dir)
+			m.view().Errorf("no checksum file at %s: pass -checksums FILE, or write one on the source machine with \"roofline model manifest %s\"", *sums, dir)
 			return ExitError
 		}
 	}
@@ -165,7 +165,7 @@ func runModelVerify(m *Meta, args []string) int {
 	res, err := model.Verify(dir, *sums, progress)
 	bar.Finish()
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	views.NewModelVerify(views.TypeOf(*jsonOut), m.view()).Verify(dir, res)
@@ -198,7 +198,7 @@ func runModelSynth(m *Meta, args []string) int {
 		return usageError(m, "model synth", msg+" Architectures: "+strings.Join(names, ", "))
 	}
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		fmt.Fprintf(m.Err, "Error: %s is not empty; synth writes only into a new or empty folder, so that it never overwrites a real model\n", dir)
+		m.view().Errorf("%s is not empty; synth writes only into a new or empty folder, so that it never overwrites a real model", dir)
 		return ExitError
 	}
 	var opts []modeltest.Option
@@ -218,12 +218,12 @@ func runModelSynth(m *Meta, args []string) int {
 		opts = append(opts, modeltest.Dtype(*dtype))
 	}
 	if err := modeltest.Write(dir, a, opts...); err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	info, err := model.Inspect(dir)
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	m.view().ModelSynthWritten(a.Name, a.Repo, dir, info)

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/roofline/roofline/internal/suggest"
 	"github.com/roofline/roofline/internal/views"
 )
@@ -50,7 +48,7 @@ func runOutput(m *Meta, args []string) int {
 		name := fs.Arg(0)
 		o, found := cfg.Outputs[name]
 		if !found {
-			fmt.Fprintf(m.Err, "Error: Output %q not found\n\nThe configuration has no output block named %q.%s\n", name, name, suggest.DidYouMean(name, cfg.OutputNames()))
+			m.view().Errorf("Output %q not found\n\nThe configuration has no output block named %q.%s", name, name, suggest.DidYouMean(name, cfg.OutputNames()))
 			return ExitError
 		}
 		ok = view.Output(views.OutputValue{Name: o.Name, Value: o.Value, Sensitive: o.Sensitive})

@@ -92,7 +92,7 @@ func serverNames(m *Meta, cfg *config.Config, st *state.File, addrs []string, fl
 			for n := range cfg.Servers {
 				known = append(known, state.ServerAddr(n))
 			}
-			fmt.Fprintf(m.Err, "Error: -%s=%s: no such server in the configuration or the state.%s\n", flag, a, suggest.DidYouMean(a, known))
+			m.view().Errorf("-%s=%s: no such server in the configuration or the state.%s", flag, a, suggest.DidYouMean(a, known))
 			return nil, false
 		}
 		out = append(out, name)
@@ -268,7 +268,7 @@ func runPlan(m *Meta, args []string) int {
 			err = plan.Save(o.out, p, key)
 		}
 		if err != nil {
-			fmt.Fprintf(m.Err, "Error: saving the plan: %v\n", err)
+			m.view().Errorf("saving the plan: %v", err)
 			return ExitError
 		}
 		view.Saved(o.out, !m.InAutomation && !p.Review)

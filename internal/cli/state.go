@@ -63,7 +63,7 @@ func openState(m *Meta, dir string) (*state.Filesystem, bool) {
 	if dir == "" {
 		cfg, ok := loadConfig(m)
 		if !ok {
-			fmt.Fprintln(m.Err, "Error: the state directory is set in the configuration, which did not load (see above). "+
+			m.view().Errorf("the state directory is set in the configuration, which did not load (see above). " +
 				"Fix it, or name the directory: -state-dir=DIR (the default is .roofline next to the configuration).")
 			return nil, false
 		}
@@ -132,12 +132,12 @@ func lockState(m *Meta, sm *state.Filesystem, op string, timeout time.Duration) 
 	id, err := sm.Lock(ctx, state.NewLockInfo(op))
 	cancel()
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return nil, false
 	}
 	return func() {
 		if err := sm.Unlock(id); err != nil {
-			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			m.view().Errorf("%v", err)
 		}
 	}, true
 }
@@ -145,7 +145,7 @@ func lockState(m *Meta, sm *state.Filesystem, op string, timeout time.Duration) 
 func readState(m *Meta, sm *state.Filesystem) (*state.File, bool) {
 	f, err := sm.Read()
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return nil, false
 	}
 	return f, true
@@ -193,7 +193,7 @@ func runStateShow(m *Meta, args []string) int {
 	}
 	servers, err := lookupServers(f, fs.Args())
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v.\n", err)
+		m.view().Errorf("%v.", err)
 		return ExitError
 	}
 	views.NewStateShow(views.TypeOf(*jsonOut), m.view()).Server(servers[0])
@@ -229,7 +229,7 @@ func runStateRm(m *Meta, args []string) int {
 	}
 	servers, err := lookupServers(f, fs.Args())
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v. Nothing was removed.\n", err)
+		m.view().Errorf("%v. Nothing was removed.", err)
 		return ExitError
 	}
 	seen := map[string]bool{}
@@ -241,7 +241,7 @@ func runStateRm(m *Meta, args []string) int {
 	}
 	if !*dryRun {
 		if err := sm.Write(f); err != nil {
-			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			m.view().Errorf("%v", err)
 			return ExitError
 		}
 	}

@@ -130,7 +130,7 @@ func runLogs(m *Meta, args []string) int {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: no log for server %q (%v). A server has a log once apply has started it.\n", name, err)
+		m.view().Errorf("no log for server %q (%v). A server has a log once apply has started it.", name, err)
 		return ExitError
 	}
 	defer f.Close()
@@ -207,7 +207,7 @@ func runShow(m *Meta, args []string) int {
 			p, err = plan.Load(fs.Arg(0), key)
 		}
 		if err != nil {
-			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			m.view().Errorf("%v", err)
 			return ExitError
 		}
 		view.Plan(p.ToJSON())

@@ -89,13 +89,13 @@ func runVRAM(m *Meta, args []string) int {
 
 	gpus, err := vramResolveGPUs(&a)
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 
 	info, err := model.Inspect(a.modelDir)
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	var problems []string
@@ -106,7 +106,7 @@ func runVRAM(m *Meta, args []string) int {
 	}
 	spec, err := fromodel.Spec(info)
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %s: %v\n", a.modelDir, err)
+		m.view().Errorf("%s: %v", a.modelDir, err)
 		for _, p := range problems {
 			fmt.Fprintf(m.Err, "  model folder: %s\n", p)
 		}
@@ -122,7 +122,7 @@ func runVRAM(m *Meta, args []string) int {
 	}
 	res, err := vram.Estimate(in)
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	code := ExitOK
@@ -130,7 +130,7 @@ func runVRAM(m *Meta, args []string) int {
 		code = ExitError
 	}
 	if err := views.NewVRAM(views.TypeOf(a.jsonOut), m.view()).Estimate(views.VRAMEstimate{ModelDir: a.modelDir, Model: &spec, GPUs: &gpus, Problems: problems, Result: res}); err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	return code

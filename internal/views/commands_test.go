@@ -502,3 +502,13 @@ func TestForceUnlockView(t *testing.T) {
 		}},
 	})
 }
+
+func TestViewMessages(t *testing.T) {
+	runViewCases(t, []viewCase{
+		{"messages", false, func(v *View) {
+			v.Errorf("no server %q in the configuration.%s", "web", ` Did you mean "webs"?`)
+			v.Warnf("engine %q pins %s, but %s is installed.\n", "vllm", "0.16.0", "0.15.1")
+			v.UsageError("state show", "expected one address, server.NAME")
+		}},
+	})
+}

@@ -71,6 +71,12 @@ func (v *View) Warnf(format string, a ...any) {
 	fmt.Fprintf(v.Err, "Warning: "+format+"\n", a...)
 }
 
+// UsageError says what is wrong with a command's arguments and where its
+// usage is.
+func (v *View) UsageError(cmd, msg string) {
+	fmt.Fprintf(v.Err, "Error: %s\n\nRun \"roofline %s -h\" for its usage.\n", msg, cmd)
+}
+
 // writeJSON writes v indented, as every -json object and array is.
 func writeJSON(w io.Writer, v any) {
 	b, _ := json.MarshalIndent(v, "", "  ")
