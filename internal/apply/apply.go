@@ -91,6 +91,8 @@ func (e *ServerError) Unwrap() error { return e.Err }
 // backend; record is called before the start and after it.
 type Proxies interface {
 	Ensure(ctx context.Context, r launch.Request, record func(p *state.Instance, started bool) error) (*state.Instance, error)
+	// SetLimits gives a running proxy new limits, without a restart.
+	SetLimits(ctx context.Context, name string, current *state.Instance, limits *state.ProxyLimits) error
 }
 
 // StateWriter persists the state.
@@ -308,9 +310,22 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 		case plan.Create, plan.DeleteThenCreate, plan.CreateThenDelete:
 			run(&wg, c, func() error { return a.create(ctx, c) })
 		case plan.Update:
+			a.mu.Lock()
+			s := a.st.Server(c.Name).Clone()
+			a.mu.Unlock()
+			limits := s != nil && s.Proxy != nil && c.After.Proxy && !s.ProxyLimits.Equal(c.After.ProxyLimits)
+			if limits {
+				if err := a.Proxies.SetLimits(ctx, c.Name, s.Proxy, c.After.ProxyLimits); err != nil {
+					addErr(&ServerError{Addr: c.Addr, Phase: "proxy", Err: fmt.Errorf("new proxy limits: %w; the proxy and the engine keep running as they were", err)})
+					continue
+				}
+			}
 			addErr(a.update(func(st *state.File) {
 				if s := st.Server(c.Name); s != nil {
 					s.GateHash = c.After.GateHash
+					if s.Proxy != nil && c.After.Proxy {
+						s.ProxyLimits = c.After.ProxyLimits
+					}
 					if s.Status == state.StatusStopping {
 						// Refresh found it alive and ours after an
 						// interrupted stop (plan's reason says so).
@@ -320,6 +335,9 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 			}))
 			if a.Hooks != nil {
 				detail := "gate settings recorded"
+				if limits {
+					detail = "the proxy's new limits are in force (no restart)"
+				}
 				if c.Before != nil && c.Before.Deposed != nil {
 					detail = fmt.Sprintf("old instance (pid %d) stopped", c.Before.Deposed.PID)
 				}
@@ -666,7 +684,7 @@ func APIKey(d *plan.Desired) (string, error) {
 	case d.APIKey != "":
 		return d.APIKey, nil
 	default:
-		return "", errors.New("the plan does not carry the api_key (keys never go into plan files): run apply without a plan file, or give the key with api_key_file")
+		return "", errors.New("the plan does not carry the api_key (a plan file made by an older roofline, which did not seal it): run roofline plan -out again, or apply without a plan file")
 	}
 }
 
@@ -731,7 +749,7 @@ func targetFor(host string, port int, d *plan.Desired) Target {
 // that runs at the new engine and waits until it forwards there.
 func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.Desired, enginePort int, key string) error {
 	r := launch.Request{Name: d.Name, Host: d.Host, Port: d.Port, Backend: enginePort, Kind: d.Engine.Kind, Version: d.Engine.Version,
-		Current: rec.Proxy, Moving: rec.Deposed != nil && rec.Deposed.Proxy != nil}
+		Current: rec.Proxy, Moving: rec.Deposed != nil && rec.Deposed.Proxy != nil, Limits: d.ProxyLimits}
 	// An engine that takes a key only on its command line (SGLang): the
 	// proxy enforces it. The proxy listens where the engine would have.
 	if k := engine.LookupOrDefault(d.Engine.Kind); k.APIKeyEnv == "" {

@@ -116,7 +116,7 @@ func (a *Applier) place(_ context.Context, r *rollout) error {
 		GPUs: d.GPUs, Host: d.Host, Port: d.Port, Image: d.Image,
 		Instance: state.Instance{Driver: d.Driver, LogPath: r.logPath, LaunchID: driver.NewLaunchID()},
 		Status:   state.StatusStarting, CreatedAt: a.now().UTC(),
-		ConfigHash: d.ConfigHash, GateHash: d.GateHash, Predicted: d.Predicted, ClaimBytes: d.ClaimBytes,
+		ConfigHash: d.ConfigHash, GateHash: d.GateHash, Predicted: d.Predicted, ClaimBytes: d.ClaimBytes, ProxyLimits: d.ProxyLimits,
 	}
 	if r.key != "" {
 		prev := ""

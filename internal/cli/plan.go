@@ -3,9 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -124,18 +122,6 @@ func instancesOf(cfg *config.Config, st *state.File, block string) []string {
 	return out
 }
 
-// foundInstances lists what refresh found by launch id that the state does
-// not record ("server.a: pid 42").
-func foundInstances(in *plan.Inputs) []string {
-	var out []string
-	for _, name := range slices.Sorted(maps.Keys(in.Observed)) {
-		if f := in.Observed[name].Found; f != nil {
-			out = append(out, fmt.Sprintf("server.%s: %s", name, f.Describe()))
-		}
-	}
-	return out
-}
-
 // makePlan loads everything and plans. It prints diagnostics-free errors
 // itself; ok is false when no plan could be made.
 func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Plan, *backend, *state.File, func(), bool) {
@@ -166,9 +152,7 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 		return nil, nil, nil, nil, false
 	}
 	in := b.refresher(o.inventory, o.refresh).Refresh(context.Background(), cfg, st)
-	if found := foundInstances(in); len(found) > 0 {
-		fmt.Fprintf(m.Err, "roofline found instances it had started but not recorded (an earlier run was interrupted): %s; apply records them first.\n", strings.Join(found, ", "))
-	}
+	m.view().Unrecorded(in.Observed)
 	in.Mode, in.Targets, in.Replace = mode, targets, replaces
 	in.Review = o.review
 	if !o.review {

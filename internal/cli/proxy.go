@@ -15,7 +15,7 @@ func init() {
 		Synopsis: "Front proxy for create-before-destroy servers (started by apply)",
 		Hidden:   true,
 		Usage: `Usage: roofline proxy -listen HOST:PORT -target-file FILE [-status-file FILE] [-api-key-file FILE]
-          [-max-body BYTES] [-max-buffered BYTES] [-max-conns N]
+          [-limits-file FILE] [-max-body BYTES] [-max-buffered BYTES] [-max-conns N]
 
   Forwards HTTP (streaming included) from the server's public port to the
   engine instance named in the target file. apply starts one per server with
@@ -25,6 +25,9 @@ func init() {
   -api-key-file FILE  When the file exists, requests other than /health and
                       /metrics need "Authorization: Bearer KEY" (401
                       otherwise); re-read when it changes.
+  -limits-file FILE   When the file exists, its limits (JSON, written by
+                      apply from the server's proxy block) replace the
+                      ones below; re-read when it changes, no restart.
   -max-body BYTES     Largest request body (413 above). Default 64 MiB.
   -max-buffered BYTES Request bodies held at once, all clients (503 above).
                       Default 256 MiB.
@@ -43,6 +46,7 @@ func runProxy(m *Meta, args []string) int {
 	maxBody := fs.Int64("max-body", 0, "")
 	maxBuffered := fs.Int64("max-buffered", 0, "")
 	maxConns := fs.Int("max-conns", 0, "")
+	limitsFile := fs.String("limits-file", "", "")
 	if !parseFlags(m, fs, args) {
 		return ExitError
 	}
@@ -51,7 +55,7 @@ func runProxy(m *Meta, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	p := proxy.New(*target, *status).WithKeyFile(*keyFile).WithLimits(proxy.Limits{MaxBody: *maxBody, MaxBuffered: *maxBuffered, MaxConns: *maxConns})
+	p := proxy.New(*target, *status).WithKeyFile(*keyFile).WithLimits(proxy.Limits{MaxBody: *maxBody, MaxBuffered: *maxBuffered, MaxConns: *maxConns}).WithLimitsFile(*limitsFile)
 	if err := p.Run(ctx, *listen); err != nil {
 		fmt.Fprintf(m.Err, "Error: roofline proxy: %v\n", err)
 		return ExitError

@@ -77,12 +77,7 @@ func openState(m *Meta, dir string) (*state.Filesystem, bool) {
 
 // staleLockNote prints a note when a command takes over a lock left by a
 // roofline that ended without releasing it.
-func staleLockNote(m *Meta) func(*state.LockInfo) {
-	return func(old *state.LockInfo) {
-		fmt.Fprintf(m.Err, "Note: the previous lock (%s by %s, pid %d on %s, %s) was left by a roofline that ended without releasing it; taken over.\n",
-			old.Operation, old.Who, old.PID, old.Host, old.Created.Local().Format(time.RFC3339))
-	}
-}
+func staleLockNote(m *Meta) func(*state.LockInfo) { return m.view().StaleLockTakenOver }
 
 // parseServerAddr accepts "server.NAME" or "NAME".
 func parseServerAddr(arg string) (string, error) {

@@ -86,7 +86,7 @@ var serverSchema = &hcl.BodySchema{
 		{Name: "env_from_file"},
 		{Name: "env_from_host"},
 	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "gate"}, {Type: "lifecycle"}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "gate"}, {Type: "lifecycle"}, {Type: "proxy"}},
 }
 
 var gateSchema = &hcl.BodySchema{
@@ -420,6 +420,12 @@ func (d *decoder) decodeServer(blk *hcl.Block, in instance) *Server {
 	var gateSeen, lifecycleSeen *hcl.Range
 	for _, b := range content.Blocks {
 		switch b.Type {
+		case "proxy":
+			if s.Proxy != nil {
+				d.errorf(b.DefRange, "Duplicate proxy block", "%s already has a proxy block at %s; merge them into one.", s.Addr(), s.Proxy.DeclRange)
+				continue
+			}
+			s.Proxy = d.decodeProxy(b)
 		case "gate":
 			if gateSeen != nil {
 				d.errorf(b.DefRange, "Duplicate gate block", "%s already has a gate block at %s; merge them into one.", s.Addr(), *gateSeen)

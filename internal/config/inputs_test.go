@@ -273,7 +273,7 @@ func TestDocsListEveryAttribute(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sc := range []*hcl.BodySchema{fileSchema, rooflineSchema, engineSchema, modelSchema, serverSchema, gateSchema, benchSchema,
-		lifecycleSchema, variableSchema, validationSchema, outputSchema, movedSchema, importSchema, preconditionSchema} {
+		lifecycleSchema, proxySchema, variableSchema, validationSchema, outputSchema, movedSchema, importSchema, preconditionSchema} {
 		for _, a := range sc.Attributes {
 			if !strings.Contains(string(doc), "`"+a.Name+"`") {
 				t.Errorf("docs/language.md does not list the attribute %s", a.Name)

@@ -181,6 +181,9 @@ type Server struct {
 
 	Gate      *Gate // never nil after loading (defaults applied)
 	Lifecycle Lifecycle
+	// Proxy is the server's proxy block: the limits of roofline's proxy in
+	// front of it; nil when it has none (the proxy's defaults).
+	Proxy *ProxyLimits
 
 	DeclRange hcl.Range       `json:"-"`
 	Ranges    Ranges          `json:"-"`
@@ -224,6 +227,20 @@ type Bench struct {
 	MaxTPOTP99               time.Duration
 	MaxITLP99                time.Duration
 	MaxFailedRequests        int // default 0: any failed request fails the gate
+
+	DeclRange hcl.Range `json:"-"`
+	Ranges    Ranges    `json:"-"`
+}
+
+// ProxyLimits are a server's proxy block: what clients can cost roofline's
+// proxy. Zero fields are the proxy's defaults.
+type ProxyLimits struct {
+	MaxBody        int64 // bytes; default 64 MiB
+	MaxBuffered    int64 // bytes held at once, all requests; default 256 MiB
+	MaxConnections int   // default 4096
+	HeaderTimeout  time.Duration
+	BodyTimeout    time.Duration
+	IdleTimeout    time.Duration
 
 	DeclRange hcl.Range `json:"-"`
 	Ranges    Ranges    `json:"-"`

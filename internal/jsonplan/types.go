@@ -32,6 +32,18 @@ type StateServer struct {
 	Footprint   *Footprint        `json:"footprint,omitempty"`
 	Predicted   *Footprint        `json:"predicted,omitempty"`
 	ClaimBytes  uint64            `json:"claim_bytes,omitempty"`
+	ProxyLimits *ProxyLimits      `json:"proxy_limits,omitempty"`
+}
+
+// ProxyLimits are a server's proxy block: sizes in bytes, timeouts in
+// nanoseconds; absent fields are the proxy's defaults.
+type ProxyLimits struct {
+	MaxBody        int64         `json:"max_body,omitempty"`
+	MaxBuffered    int64         `json:"max_buffered,omitempty"`
+	MaxConnections int           `json:"max_connections,omitempty"`
+	HeaderTimeout  time.Duration `json:"header_timeout,omitempty"`
+	BodyTimeout    time.Duration `json:"body_timeout,omitempty"`
+	IdleTimeout    time.Duration `json:"idle_timeout,omitempty"`
 }
 
 // KeptInstance is the previous instance a server keeps for rollback
@@ -142,6 +154,7 @@ type PlannedServer struct {
 	APIKeyFile      string            `json:"api_key_file,omitempty"`
 	DrainTimeout    time.Duration     `json:"drain_timeout,omitempty"`
 	KeepPrevious    time.Duration     `json:"keep_previous,omitempty"`
+	ProxyLimits     *ProxyLimits      `json:"proxy_limits,omitempty"`
 	BackendPorts    [2]int            `json:"backend_ports,omitzero"`
 	Sources         map[string]string `json:"sources,omitempty"`
 	ClaimBytes      uint64            `json:"claim_bytes"`

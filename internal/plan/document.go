@@ -140,7 +140,16 @@ func convStateServer(in *state.Server) *jsonplan.StateServer {
 		Footprint:   convFootprint(in.Footprint),
 		Predicted:   convFootprint(in.Predicted),
 		ClaimBytes:  in.ClaimBytes,
+		ProxyLimits: convProxyLimits(in.ProxyLimits),
 	}
+}
+
+func convProxyLimits(in *state.ProxyLimits) *jsonplan.ProxyLimits {
+	if in == nil {
+		return nil
+	}
+	return &jsonplan.ProxyLimits{MaxBody: in.MaxBody, MaxBuffered: in.MaxBuffered, MaxConnections: in.MaxConnections,
+		HeaderTimeout: in.HeaderTimeout, BodyTimeout: in.BodyTimeout, IdleTimeout: in.IdleTimeout}
 }
 
 func convKept(in *KeptInstance) *jsonplan.KeptInstance {
@@ -271,6 +280,7 @@ func convPlannedServer(in *Desired) *jsonplan.PlannedServer {
 		APIKeyFile:      in.APIKeyFile,
 		DrainTimeout:    in.DrainTimeout,
 		KeepPrevious:    in.KeepPrevious,
+		ProxyLimits:     convProxyLimits(in.ProxyLimits),
 		BackendPorts:    in.BackendPorts,
 		Sources:         in.Sources,
 		ClaimBytes:      in.ClaimBytes,

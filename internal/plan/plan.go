@@ -141,6 +141,10 @@ type Desired struct {
 	// KeepPrevious keeps the previous instance after a rollout (lifecycle's
 	// keep_previous), for roofline rollback.
 	KeepPrevious time.Duration `json:"keep_previous,omitempty"`
+	// ProxyLimits are the limits of the server's proxy (its proxy block);
+	// nil: the proxy's defaults. A change needs no restart: the running
+	// proxy takes them (internal/proxy's limits file).
+	ProxyLimits *state.ProxyLimits `json:"proxy_limits,omitempty"`
 	// BackendPorts is the range the engine's backend port is taken from
 	// (the roofline block's backend_ports); it listens on 127.0.0.1.
 	BackendPorts [2]int `json:"backend_ports,omitzero"`

@@ -610,7 +610,18 @@ func (pl *planner) desire(s *config.Server) {
 	// An engine that takes its key only on its command line, where every
 	// local user can read it, gets roofline's proxy to enforce the key.
 	d.Proxy = s.Lifecycle.CreateBeforeDestroy || (d.Keyed && engine.LookupOrDefault(e.Kind).APIKeyEnv == "")
+	if s.Proxy != nil && !d.Proxy {
+		pl.diag(hcl.DiagError, ptr(s.Proxy.DeclRange), "Proxy block without a proxy",
+			"Server %q has a proxy block, but no roofline proxy runs in front of it: the proxy fronts servers with lifecycle { create_before_destroy = true } (and SGLang servers with an API key). Set create_before_destroy, or remove the block.", s.Name)
+	}
 	if d.Proxy {
+		if l := s.Proxy; l != nil {
+			d.ProxyLimits = &state.ProxyLimits{MaxBody: l.MaxBody, MaxBuffered: l.MaxBuffered, MaxConnections: l.MaxConnections,
+				HeaderTimeout: l.HeaderTimeout, BodyTimeout: l.BodyTimeout, IdleTimeout: l.IdleTimeout}
+			if *d.ProxyLimits == (state.ProxyLimits{}) {
+				d.ProxyLimits = nil
+			}
+		}
 		d.BackendPorts = pl.in.Config.BackendPortRange()
 		d.KeepPrevious = s.Lifecycle.KeepPrevious
 		d.DrainTimeout = s.Lifecycle.DrainTimeout
@@ -839,9 +850,16 @@ func (pl *planner) diff() {
 			// the old instance: apply stops it (nothing else changes).
 			c.Action = Update
 			c.Reason = fmt.Sprintf("finish an interrupted rollout: stop the old instance (pid %d)", before.Deposed.PID)
-		case before.GateHash != after.GateHash:
+		case before.GateHash != after.GateHash || proxyLimitsChanged(before, after):
 			c.Action = Update
-			c.Reason = "gate settings changed; no restart"
+			var what []string
+			if before.GateHash != after.GateHash {
+				what = append(what, "gate settings changed")
+			}
+			if proxyLimitsChanged(before, after) {
+				what = append(what, "proxy limits changed ("+strings.Join(ProxyLimitsDiff(before.ProxyLimits, after.ProxyLimits), ", ")+"): the running proxy takes them")
+			}
+			c.Reason = strings.Join(what, "; ") + "; no restart"
 		default:
 			c.Action = NoOp
 		}

@@ -370,6 +370,9 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer, createdAt
 		attr("+", "gpus", intList(a.GPUs))
 		attr("+", "port", portText(a))
 		attr("+", "listen", ListenText(a))
+		if a.ProxyLimits != nil {
+			attr("+", "proxy", ProxyLimitsText(a.ProxyLimits))
+		}
 		if a.Keyed {
 			attr("+", "api_key", apiKeyText(a))
 		}
@@ -415,6 +418,11 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer, createdAt
 			attr("~", "port", text)
 		}
 		attr("", "listen", ListenText(a))
+		if a.Proxy && b.Proxy != nil && !b.ProxyLimits.Equal(a.ProxyLimits) {
+			attr("~", "proxy", strings.Join(ProxyLimitsDiff(b.ProxyLimits, a.ProxyLimits), ", ")+" (the running proxy takes them: no restart, no connection cut)")
+		} else if a.ProxyLimits != nil {
+			attr("", "proxy", ProxyLimitsText(a.ProxyLimits))
+		}
 		if a.Keyed {
 			attr("", "api_key", apiKeyText(a))
 		}
@@ -495,6 +503,7 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer, createdAt
 			}
 		case act == Update && b.Deposed != nil:
 			attr("-", "old pid", fmt.Sprint(b.Deposed.PID))
+		case act == Update && b.GateHash == a.GateHash:
 		case act == Update:
 			attr("~", "gate", "(settings changed; applied without a restart)")
 		}

@@ -38,6 +38,12 @@ func KeyFile(stateDir, name string) string { return filepath.Join(Dir(stateDir),
 // LogFile is the proxy's log.
 func LogFile(stateDir, name string) string { return filepath.Join(Dir(stateDir), name+".log") }
 
+// LimitsFile holds the limits of a server's proxy (WriteLimits), re-read
+// by the running proxy when it changes.
+func LimitsFile(stateDir, name string) string {
+	return filepath.Join(Dir(stateDir), name+".limits.json")
+}
+
 // StatusFileOf is the status file a proxy started with cmdline writes: its
 // -status-file (a proxy started for a port move has its own), else the
 // server's default.

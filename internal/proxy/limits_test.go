@@ -193,3 +193,114 @@ func TestKeyEnforced(t *testing.T) {
 		t.Fatalf("after a new key: %v", got)
 	}
 }
+
+// TestLimitsChangeLive: new limits in the limits file apply to the running
+// proxy within its reload tick; a change of the header or idle timeout
+// starts a new generation of its server while a stream of the old one runs
+// to its end and keep-alive clients go on without a failed request.
+func TestLimitsChangeLive(t *testing.T) {
+	streaming := make(chan struct{})
+	release := make(chan struct{})
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/stream" {
+			w.WriteHeader(200)
+			fmt.Fprintf(w, "data: first\n\n")
+			w.(http.Flusher).Flush()
+			close(streaming)
+			<-release
+			fmt.Fprintf(w, "data: last\n\n")
+			return
+		}
+		fmt.Fprintf(w, `{"read": %d}`, n)
+	}))
+	defer backend.Close()
+	dir := t.TempDir()
+	target, status, limits := filepath.Join(dir, "target"), filepath.Join(dir, "status.json"), filepath.Join(dir, "limits.json")
+	if err := WriteTarget(target, strings.TrimPrefix(backend.URL, "http://")+" vllm 0.16.0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteLimits(limits, Limits{MaxBody: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	listen := freePort(t)
+	p := New(target, status).WithLimitsFile(limits)
+	run(t, ctx, cancel, p, listen)
+	waitUp(t, listen)
+	url := "http://" + listen
+	post := func(c *http.Client, path string, n int) int {
+		t.Helper()
+		resp, err := c.Post(url+path, "application/json", strings.NewReader(strings.Repeat("x", n)))
+		if err != nil {
+			t.Fatalf("POST %s (%d bytes): %v", path, n, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	waitLimits := func(l Limits) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			if st, err := ReadStatus(status); err == nil && st.Reports(l) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the proxy does not report %+v", l)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	client := &http.Client{}
+	waitLimits(Limits{MaxBody: 4096})
+	if code := post(client, "/v1/completions", 3000); code != 200 {
+		t.Fatalf("3000 bytes under max_body 4096: %d", code)
+	}
+
+	// A stream on the first generation, then new timeouts and max_body.
+	streamed := make(chan string, 1)
+	go func() {
+		resp, err := http.Post(url+"/stream", "application/json", strings.NewReader("{}"))
+		if err != nil {
+			streamed <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		streamed <- string(b)
+	}()
+	<-streaming
+	next := Limits{MaxBody: 2048, IdleTimeout: 30 * time.Second, HeaderTimeout: 5 * time.Second}
+	if err := WriteLimits(limits, next); err != nil {
+		t.Fatal(err)
+	}
+	waitLimits(next)
+	if p.gen.Load() == nil || len(p.old) != 1 {
+		t.Fatalf("a new idle/header timeout should start one new generation: %d retired", len(p.old))
+	}
+	// The keep-alive client's connection belongs to the old generation: its
+	// next request still succeeds (and closes the connection after it).
+	if code := post(client, "/v1/completions", 3000); code != 413 {
+		t.Fatalf("3000 bytes over the new max_body 2048: %d", code)
+	}
+	for i := 0; i < 5; i++ {
+		if code := post(client, "/v1/completions", 1000); code != 200 {
+			t.Fatalf("request %d after the change: %d", i, code)
+		}
+	}
+	close(release)
+	if got := <-streamed; !strings.Contains(got, "data: last") {
+		t.Fatalf("the stream of the old generation was cut: %q", got)
+	}
+
+	// The file removed: back to the limits the proxy started with.
+	if err := os.Remove(limits); err != nil {
+		t.Fatal(err)
+	}
+	waitLimits(Limits{})
+	if code := post(client, "/v1/completions", 3000); code != 200 {
+		t.Fatalf("3000 bytes under the default max_body: %d", code)
+	}
+}

@@ -89,7 +89,13 @@ type Status struct {
 	InFlight map[string]int64 `json:"in_flight"`
 	PID      int              `json:"pid"`
 	Updated  time.Time        `json:"updated"`
+	// Limits are the limits in force (the limits file's, over the started
+	// ones).
+	Limits *LimitsStatus `json:"limits,omitempty"`
 }
+
+// LimitsStatus is Limits as the status file writes them.
+type LimitsStatus = limitsFile
 
 // Proxy forwards to the target named in a file.
 type Proxy struct {
@@ -98,7 +104,18 @@ type Proxy struct {
 	// keyFile, when it exists, holds the API key clients must send: the
 	// proxy enforces it (SGLang takes a key only on its command line).
 	keyFile string
-	limits  Limits
+	// limitsFile, when it exists, holds limits that replace the started
+	// ones (re-read when it changes): a changed limit needs no restart.
+	limitsFile string
+	base       Limits // the limits the proxy was started with
+	lim        atomic.Pointer[Limits]
+	limMod     time.Time
+	// conns counts open client connections against the current MaxConns;
+	// gen is the http.Server new connections go to (generation.go).
+	conns connLimit
+	gen   atomic.Pointer[generation]
+	genMu sync.Mutex
+	old   []*generation // retired generations, for shutdown
 
 	mu       sync.RWMutex
 	target   string
@@ -116,15 +133,28 @@ type Proxy struct {
 // optionally followed by the engine kind and version ("127.0.0.1:20001 vllm
 // 0.16.0"), which pick the shape of the proxy's own error answers.
 func New(targetFile, statusFile string) *Proxy {
-	return &Proxy{targetFile: targetFile, statusFile: statusFile, limits: DefaultLimits}
+	p := &Proxy{targetFile: targetFile, statusFile: statusFile, base: DefaultLimits}
+	p.lim.Store(&p.base)
+	return p
 }
+
+// limits are the limits in force now.
+func (p *Proxy) limits() Limits { return *p.lim.Load() }
 
 // WithKeyFile makes the proxy enforce the API key in path (re-read when it
 // changes; no enforcement while the file does not exist).
 func (p *Proxy) WithKeyFile(path string) *Proxy { p.keyFile = path; return p }
 
 // WithLimits sets the limits; zero fields keep the defaults.
-func (p *Proxy) WithLimits(l Limits) *Proxy { p.limits = l.withDefaults(); return p }
+func (p *Proxy) WithLimits(l Limits) *Proxy {
+	p.base = l.withDefaults()
+	p.lim.Store(&p.base)
+	return p
+}
+
+// WithLimitsFile makes the proxy take its limits from path when it exists
+// (WriteLimits), over those it was started with; re-read when it changes.
+func (p *Proxy) WithLimitsFile(path string) *Proxy { p.limitsFile = path; return p }
 
 // transport is tuned for many concurrent streams to one backend.
 var transport = &http.Transport{
@@ -194,6 +224,7 @@ func parseTarget(line string) (target string, shape errorShape, err error) {
 // reload reads the target file, and the key file, if they changed.
 func (p *Proxy) reload() error {
 	p.reloadKey()
+	p.reloadLimits()
 	info, err := os.Stat(p.targetFile)
 	if err != nil {
 		return err
@@ -267,6 +298,11 @@ func keyExempt(r *http.Request) bool {
 
 // ServeHTTP forwards one request to the current target.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.stale(r) {
+		// The connection's timeouts changed (generation.go): it closes
+		// after this response, and the client opens a new one.
+		w.Header().Set("Connection", "close")
+	}
 	p.mu.RLock()
 	shape, key := p.shape, p.key
 	p.mu.RUnlock()
@@ -287,13 +323,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Requests are small JSON; the limits keep a bad client from costing
 	// memory or a connection for long.
 	if r.Body != nil && r.ContentLength != 0 {
-		if r.ContentLength > p.limits.MaxBody {
-			p.fail(w, shape, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes is over the limit of %d", r.ContentLength, p.limits.MaxBody))
+		lim := p.limits()
+		if r.ContentLength > lim.MaxBody {
+			p.fail(w, shape, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes is over the limit of %d", r.ContentLength, lim.MaxBody))
 			return
 		}
 		rc := http.NewResponseController(w)
-		_ = rc.SetReadDeadline(time.Now().Add(p.limits.BodyTimeout))
-		data, reserved, status, msg := p.readBody(r)
+		_ = rc.SetReadDeadline(time.Now().Add(lim.BodyTimeout))
+		data, reserved, status, msg := p.readBody(r, lim)
 		defer p.buffered.Add(-reserved)
 		if status == 0 {
 			// A refused body keeps its deadline: net/http's clean-up read of
@@ -337,13 +374,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // readBody reads r's body within the limits. The bytes it holds count
 // against MaxBuffered (the caller gives them back); status is non-zero
 // with a message when the body is refused.
-func (p *Proxy) readBody(r *http.Request) (data []byte, reserved int64, status int, msg string) {
+func (p *Proxy) readBody(r *http.Request, lim Limits) (data []byte, reserved int64, status int, msg string) {
 	size := int64(32 << 10)
 	if r.ContentLength > 0 {
 		size = r.ContentLength
 	}
 	reserve := func(n int64) bool {
-		if p.buffered.Add(n) > p.limits.MaxBuffered {
+		if p.buffered.Add(n) > lim.MaxBuffered {
 			p.buffered.Add(-n)
 			return false
 		}
@@ -358,11 +395,11 @@ func (p *Proxy) readBody(r *http.Request) (data []byte, reserved int64, status i
 	limit := int64(size)
 	for {
 		if int64(len(data)) == limit {
-			if r.ContentLength > 0 || limit >= p.limits.MaxBody+1 {
+			if r.ContentLength > 0 || limit >= lim.MaxBody+1 {
 				// net/http stops a body at its Content-Length.
 				break
 			}
-			grow := min(limit, p.limits.MaxBody+1-limit)
+			grow := min(limit, lim.MaxBody+1-limit)
 			if !reserve(grow) {
 				return data, reserved, http.StatusServiceUnavailable, busy
 			}
@@ -376,13 +413,13 @@ func (p *Proxy) readBody(r *http.Request) (data []byte, reserved int64, status i
 		}
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
-				return data, reserved, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %s", p.limits.BodyTimeout)
+				return data, reserved, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %s", lim.BodyTimeout)
 			}
 			return data, reserved, http.StatusBadRequest, "reading the request: " + err.Error()
 		}
 	}
-	if int64(len(data)) > p.limits.MaxBody {
-		return data, reserved, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over the limit of %d bytes", p.limits.MaxBody)
+	if int64(len(data)) > lim.MaxBody {
+		return data, reserved, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over the limit of %d bytes", lim.MaxBody)
 	}
 	return data, reserved, 0, ""
 }
@@ -390,7 +427,8 @@ func (p *Proxy) readBody(r *http.Request) (data []byte, reserved int64, status i
 // Snapshot returns the current status.
 func (p *Proxy) Snapshot() Status {
 	p.mu.RLock()
-	st := Status{Target: p.target, InFlight: map[string]int64{}, PID: os.Getpid(), Updated: time.Now().UTC()}
+	l := p.limits()
+	st := Status{Target: p.target, InFlight: map[string]int64{}, PID: os.Getpid(), Updated: time.Now().UTC(), Limits: l.file()}
 	p.mu.RUnlock()
 	p.inflight.Range(func(k, v any) bool {
 		st.InFlight[k.(string)] = v.(*atomic.Int64).Load()
@@ -415,8 +453,9 @@ func (p *Proxy) Run(ctx context.Context, listen string) error {
 	if err != nil {
 		return err
 	}
-	ln = limitListener(ln, p.limits.MaxConns)
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: p.limits.HeaderTimeout, IdleTimeout: p.limits.IdleTimeout, MaxHeaderBytes: 1 << 20}
+	p.conns.setMax(p.limits().MaxConns)
+	errc := make(chan error, 1)
+	go func() { errc <- p.accept(ln) }()
 	go func() {
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
@@ -435,13 +474,12 @@ func (p *Proxy) Run(ctx context.Context, listen string) error {
 	if p.statusFile != "" {
 		_ = p.writeStatus()
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case <-ctx.Done():
+		_ = ln.Close()
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(sctx) // lets in-flight streams finish
+		p.shutdown(sctx) // lets in-flight streams finish
 		return nil
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) {
@@ -580,37 +618,4 @@ func WriteTarget(path, target string) error {
 	now := time.Now()
 	_ = os.Chtimes(path, now, now)
 	return nil
-}
-
-// limitListener caps the connections accepted and open at once; more wait
-// in the listen queue until one closes.
-func limitListener(l net.Listener, n int) net.Listener {
-	return &limited{Listener: l, sem: make(chan struct{}, n)}
-}
-
-type limited struct {
-	net.Listener
-	sem chan struct{}
-}
-
-func (l *limited) Accept() (net.Conn, error) {
-	l.sem <- struct{}{}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.sem
-		return nil, err
-	}
-	return &limitedConn{Conn: c, release: func() { <-l.sem }}, nil
-}
-
-type limitedConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-func (c *limitedConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.release)
-	return err
 }

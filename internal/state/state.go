@@ -120,6 +120,32 @@ type Server struct {
 	// ClaimBytes is the GPU memory plan predicted the engine claims on each
 	// of its GPUs at this start: what a kept previous instance still holds.
 	ClaimBytes uint64 `json:"claim_bytes,omitempty"`
+	// ProxyLimits are the limits the server's proxy was given last (its
+	// proxy block); nil: the proxy's defaults.
+	ProxyLimits *ProxyLimits `json:"proxy_limits,omitempty"`
+}
+
+// ProxyLimits bound what clients can cost roofline's proxy (the server's
+// proxy block); a zero field is the proxy's default.
+type ProxyLimits struct {
+	MaxBody        int64         `json:"max_body,omitempty"`
+	MaxBuffered    int64         `json:"max_buffered,omitempty"`
+	MaxConnections int           `json:"max_connections,omitempty"`
+	HeaderTimeout  time.Duration `json:"header_timeout,omitempty"`
+	BodyTimeout    time.Duration `json:"body_timeout,omitempty"`
+	IdleTimeout    time.Duration `json:"idle_timeout,omitempty"`
+}
+
+// Equal compares two limits; nil is the defaults, as an empty value.
+func (l *ProxyLimits) Equal(o *ProxyLimits) bool {
+	var a, b ProxyLimits
+	if l != nil {
+		a = *l
+	}
+	if o != nil {
+		b = *o
+	}
+	return a == b
 }
 
 // Addr is the server's address in plans and commands: "server.NAME", or

@@ -20,6 +20,7 @@ import (
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/model/modeltest"
+	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/state/statetest"
 	"github.com/roofline/roofline/internal/vram"
@@ -511,4 +512,22 @@ func TestViewMessages(t *testing.T) {
 			v.UsageError("state show", "expected one address, server.NAME")
 		}},
 	})
+}
+
+func TestUnrecordedAndStaleLock(t *testing.T) {
+	runViewCases(t, []viewCase{
+		{"unrecorded", false, func(v *View) {
+			v.Unrecorded(map[string]*plan.Observation{
+				"web":   {Found: &state.Instance{Driver: state.DriverProcess, ID: "42", PID: 42}},
+				"batch": {Found: &state.Instance{Driver: state.DriverDocker, ID: "c0ffee"}},
+				"quiet": {Alive: true},
+			})
+			v.Unrecorded(map[string]*plan.Observation{"quiet": {Alive: true}}) // prints nothing
+		}},
+	})
+	v, _, errOut := testView(false)
+	v.StaleLockTakenOver(&state.LockInfo{Operation: "apply", Who: "ops", PID: 7, Host: "h", Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)})
+	if want := "Note: the previous lock (apply by ops, pid 7 on h, " + time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local).Format(time.RFC3339) + ") was left"; !strings.HasPrefix(errOut.String(), want) {
+		t.Errorf("stale lock note: %q", errOut)
+	}
 }

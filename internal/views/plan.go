@@ -2,6 +2,9 @@ package views
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/diagfmt"
@@ -43,6 +46,20 @@ func (v *View) DiagnosticsSplit(files map[string]*hcl.File, diags hcl.Diagnostic
 	errs, warns := Split(diags)
 	WriteDiagnostics(v.Err, files, errs, v.Color)
 	WriteWarnings(v.Out, files, warns, v.CompactWarnings, v.Color)
+}
+
+// Unrecorded names the instances refresh found by launch id that the state
+// does not record (an interrupted run started them); apply records them.
+func (v *View) Unrecorded(observed map[string]*plan.Observation) {
+	var found []string
+	for _, name := range slices.Sorted(maps.Keys(observed)) {
+		if f := observed[name].Found; f != nil {
+			found = append(found, fmt.Sprintf("server.%s: %s", name, f.Describe()))
+		}
+	}
+	if len(found) > 0 {
+		fmt.Fprintf(v.Err, "roofline found instances it had started but not recorded (an earlier run was interrupted): %s; apply records them first.\n", strings.Join(found, ", "))
+	}
 }
 
 // PlanHuman prints the plan for people: errors on stderr, then the plan

@@ -242,6 +242,13 @@ func quoteWords(words []string) []string {
 	return out
 }
 
+// StaleLockTakenOver notes that a command took over a lock left by a
+// roofline that ended without releasing it.
+func (v *View) StaleLockTakenOver(old *state.LockInfo) {
+	fmt.Fprintf(v.Err, "Note: the previous lock (%s by %s, pid %d on %s, %s) was left by a roofline that ended without releasing it; taken over.\n",
+		old.Operation, old.Who, old.PID, old.Host, old.Created.Local().Format(time.RFC3339))
+}
+
 // ProcessSeen is what state rm found of a forgotten instance's process.
 type ProcessSeen struct {
 	Err            error // it could not be read

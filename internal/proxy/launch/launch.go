@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -57,6 +58,50 @@ type Request struct {
 	// Moving: the server's endpoint moves and the old endpoint's proxy
 	// runs on (with the default status file) until its instance drained.
 	Moving bool
+	// Limits are the server's proxy limits (its proxy block); nil: the
+	// defaults.
+	Limits *state.ProxyLimits
+}
+
+// Limits converts a server's proxy limits to the proxy's.
+func Limits(l *state.ProxyLimits) proxy.Limits {
+	if l == nil {
+		return proxy.Limits{}
+	}
+	return proxy.Limits{MaxBody: l.MaxBody, MaxBuffered: l.MaxBuffered, MaxConns: l.MaxConnections,
+		HeaderTimeout: l.HeaderTimeout, BodyTimeout: l.BodyTimeout, IdleTimeout: l.IdleTimeout}
+}
+
+// SetLimits gives the running proxy of server name new limits: it writes
+// the limits file, which the proxy re-reads within 100 ms, and waits until
+// the proxy reports them. Nothing restarts and no connection is cut (see
+// internal/proxy's generation.go).
+func (l Launcher) SetLimits(ctx context.Context, name string, current *state.Instance, limits *state.ProxyLimits) error {
+	if current == nil {
+		return nil
+	}
+	if !slices.Contains(current.Cmdline, "-limits-file") {
+		return fmt.Errorf("the running proxy (pid %d) was started by a roofline without live limits: it keeps its limits until it restarts (at a port change, or after roofline destroy -target=server.%s)", current.PID, name)
+	}
+	want := Limits(limits)
+	if err := proxy.WriteLimits(proxy.LimitsFile(l.StateDir, name), want); err != nil {
+		return err
+	}
+	statusFile := proxy.StatusFileOf(current.Cmdline, l.StateDir, name)
+	deadline := time.Now().Add(l.ready())
+	for {
+		if st, err := proxy.ReadStatus(statusFile); err == nil && st.Reports(want) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the proxy (pid %d) did not take the new limits within %s", current.PID, l.ready())
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // Ensure starts the server's proxy if it has none that runs, or points the
@@ -88,7 +133,16 @@ func (l Launcher) Ensure(ctx context.Context, r Request, record func(p *state.In
 	}
 	line := proxy.TargetLine(r.Backend, r.Kind, r.Version)
 	if r.Current != nil && l.alive(ctx, *r.Current) {
-		return r.Current, proxy.Point(ctx, targetFile, statusFile, line, l.ready())
+		if err := proxy.Point(ctx, targetFile, statusFile, line, l.ready()); err != nil {
+			return r.Current, err
+		}
+		if slices.Contains(r.Current.Cmdline, "-limits-file") {
+			return r.Current, l.SetLimits(ctx, r.Name, r.Current, r.Limits)
+		}
+		return r.Current, nil
+	}
+	if err := proxy.WriteLimits(proxy.LimitsFile(l.StateDir, r.Name), Limits(r.Limits)); err != nil {
+		return nil, err
 	}
 	if err := proxy.WriteTarget(targetFile, line); err != nil {
 		return nil, err
@@ -99,7 +153,7 @@ func (l Launcher) Ensure(ctx context.Context, r Request, record func(p *state.In
 		return nil, err
 	}
 	listen := net.JoinHostPort(r.Host, strconv.Itoa(r.Port))
-	argv := append(append([]string(nil), l.Command...), "-listen", listen, "-target-file", targetFile, "-status-file", statusFile, "-api-key-file", keyFile)
+	argv := append(append([]string(nil), l.Command...), "-listen", listen, "-target-file", targetFile, "-status-file", statusFile, "-api-key-file", keyFile, "-limits-file", proxy.LimitsFile(l.StateDir, r.Name))
 	logFile := proxy.LogFile(l.StateDir, r.Name)
 	p, err := l.Drivers.Start(ctx, driver.LaunchSpec{Driver: state.DriverProcess, Name: r.Name + "-proxy", Argv: argv,
 		LogPath: logFile, Dir: l.StateDir, LaunchID: launchID})

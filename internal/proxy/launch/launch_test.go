@@ -40,12 +40,13 @@ func runProxy(mode string, args []string) int {
 	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
 	listen, target := fs.String("listen", "", ""), fs.String("target-file", "", "")
 	status, key := fs.String("status-file", "", ""), fs.String("api-key-file", "", "")
+	limits := fs.String("limits-file", "", "")
 	if fs.Parse(args) != nil {
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	if err := proxy.New(*target, *status).WithKeyFile(*key).Run(ctx, *listen); err != nil {
+	if err := proxy.New(*target, *status).WithKeyFile(*key).WithLimitsFile(*limits).Run(ctx, *listen); err != nil {
 		fmt.Println("Error:", err)
 		return 1
 	}
