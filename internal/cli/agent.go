@@ -191,7 +191,7 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 		return rs.Outs
 	}
 	b := &backend{cfg: cfg, full: full, stateDir: r.b.stateDir, states: r.b.states, self: r.b.self, drivers: r.b.drivers}
-	in := b.refresher("", false).Refresh(ctx, cfg, st)
+	in := b.refresh(ctx, "", false, cfg, st)
 	in.Mode, in.Targets, in.Replace = plan.ModeNormal, append(slices.Clone(rs.Targets), rs.Kept...), rs.Replace
 	p := plan.Make(in)
 	if p.HasErrors() {
@@ -594,7 +594,7 @@ func (t agentRetirer) Retire(ctx context.Context, now time.Time) ([]string, erro
 	t.r.m.noteSecrets(cfg)
 	host := cfg.HostOnly()
 	b := &backend{cfg: host, full: cfg, stateDir: t.r.b.stateDir, states: t.r.b.states, self: t.r.b.self, drivers: t.r.b.drivers}
-	in := b.refresher("", false).Refresh(ctx, host, st)
+	in := b.refresh(ctx, "", false, host, st)
 	in.Mode, in.Targets = plan.ModeNormal, due
 	p := plan.Make(in)
 	if p.HasErrors() {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/proxy/launch"
+	"github.com/roofline/roofline/internal/rehearsal"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -285,6 +287,35 @@ func (b *backend) readState(m *Meta) (*state.File, bool) {
 		st = state.NewFile()
 	}
 	return st, true
+}
+
+// refresh observes what runs for a plan of cfg.
+func (b *backend) refresh(ctx context.Context, inventoryFlag string, reprobe bool, cfg *config.Config, st *state.File) *plan.Inputs {
+	in := b.refresher(inventoryFlag, reprobe).Refresh(ctx, cfg, st)
+	rehearsalInventory(in)
+	return in
+}
+
+// rehearsalInventory: the rehearsal engine sizes itself from the GPUs the
+// plan was made against; a snapshot file reaches it through its engine's
+// environment.
+func rehearsalInventory(in *plan.Inputs) {
+	if in.Snapshot == nil || in.Config == nil {
+		return
+	}
+	src, ok := strings.CutPrefix(in.Snapshot.Source, "file:")
+	if !ok {
+		return
+	}
+	for _, e := range in.Config.Engines {
+		if e.Rehearsal {
+			e.Env = maps.Clone(e.Env)
+			if e.Env == nil {
+				e.Env = map[string]string{}
+			}
+			e.Env[rehearsal.EnvInventory] = src
+		}
+	}
 }
 
 // refresher builds the live adapters for a plan.

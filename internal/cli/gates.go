@@ -88,6 +88,3 @@ func journalHost(sn *gpu.Snapshot) *journal.Host {
 		return dev.Name, ok
 	}}
 }
-
-// gateVerdict reads a stored gate result: "pass", "fail" or "skipped".
-var gateVerdict = journal.GateVerdict

@@ -151,7 +151,7 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 		unlock()
 		return nil, nil, nil, nil, false
 	}
-	in := b.refresher(o.inventory, o.refresh).Refresh(context.Background(), cfg, st)
+	in := b.refresh(context.Background(), o.inventory, o.refresh, cfg, st)
 	m.view().Unrecorded(in.Observed)
 	in.Mode, in.Targets, in.Replace = mode, targets, replaces
 	in.Review = o.review

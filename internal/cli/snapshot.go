@@ -96,7 +96,7 @@ func runSnapshot(m *Meta, args []string) int {
 // takeSnapshot refreshes as plan does and records what it found (roofline
 // snapshot, and the agent's /snapshot).
 func (b *backend) takeSnapshot(ctx context.Context, cfg *config.Config, st *state.File, inventory string, reprobe bool) *snapshot.File {
-	in := b.refresher(inventory, reprobe).Refresh(ctx, cfg, st)
+	in := b.refresh(ctx, inventory, reprobe, cfg, st)
 	host, _ := os.Hostname()
 	return snapshot.Take(in, &portChecker{}, host, time.Now())
 }
@@ -129,6 +129,7 @@ func makeSnapshotPlan(m *Meta, o *planOptions, mode plan.Mode) (*plan.Plan, *sta
 		return nil, nil, false
 	}
 	in := snap.Inputs(cfg)
+	rehearsalInventory(in)
 	in.Mode, in.Targets, in.Replace = mode, targets, replaces
 	in.Review = true
 	in.Now = time.Now()

@@ -580,14 +580,6 @@ func (pl *planner) desire(s *config.Server) {
 	if e.Image != "" {
 		d.Driver = state.DriverDocker
 	}
-	if src, ok := strings.CutPrefix(snapshotSource(pl.in.Snapshot), "file:"); ok && e.Rehearsal {
-		// The rehearsal engine sizes itself from the same GPUs plan used.
-		d.Env = maps.Clone(d.Env)
-		if d.Env == nil {
-			d.Env = map[string]string{}
-		}
-		d.Env["ROOFLINE_REHEARSAL_INVENTORY"] = src
-	}
 	if prev := pl.prior.Servers[s.Name]; prev != nil && prev.Model.Files == nil && prev.Model.Fingerprint != "" &&
 		prev.Model.Fingerprint == mr.LegacyFingerprint && prev.Model.Path == m.Path {
 		// Recorded by a roofline that fingerprinted modification times:
@@ -680,13 +672,6 @@ func (pl *planner) desire(s *config.Server) {
 // engineIdentity fingerprints the install. The rehearsal engine is roofline
 // itself, whose binary changes with every build: only its emulated kind and
 // version identify it.
-func snapshotSource(s *gpu.Snapshot) string {
-	if s == nil {
-		return ""
-	}
-	return s.Source
-}
-
 func engineIdentity(e *config.Engine, inst *engine.Installed) string {
 	if e.Rehearsal {
 		return "rehearsal:" + e.Kind + "@" + e.Version
