@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,7 +20,6 @@ import (
 	"github.com/roofline/roofline/internal/agent"
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/config"
-	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/gate"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
@@ -34,72 +32,21 @@ func init() {
 	register(&Command{
 		Name:     "agent",
 		Synopsis: "Keep the servers of the state running; serve /metrics",
-		Usage: `Usage: roofline [global options] agent [options]
-
-  Runs in the foreground until SIGTERM or Ctrl-C, for the configuration in
-  the current directory (or -chdir). Every tick it observes each server of
-  the state (process, /health, and every generate_every a short real
-  generation) and starts again one that died, exited or hangs, through the
-  same plan, driver and health gate as apply, under the state lock (it
-  waits while another roofline holds it). Restarts back off exponentially
-  (backoff_initial doubling to backoff_max, reset after reset_after
-  healthy); after max_restarts failed restarts in a row it stops trying and
-  reports the classified cause. It never applies a new configuration: a
-  server whose configuration changed since the last apply is left to
-  roofline apply. After a reboot it starts the servers again. What it does
-  goes to the journal.
-
-  It serves /metrics (Prometheus), /snapshot (JSON) and /healthz on -listen,
-  loopback by default. Bound to another address it requires a bearer token:
-  $ROOFLINE_AGENT_TOKEN or the first line of -token-file.
-
-  SIGTERM stops the agent and leaves the servers running. SIGHUP re-reads
-  -settings. Under systemd (Type=notify) it reports readiness and feeds the
-  watchdog; see docs/agent.md and examples/systemd/.
-
-Options:
-  -listen=ADDR          Where to serve /metrics (default 127.0.0.1:9478; "off": none).
-  -token-file=FILE      Bearer token for the endpoint (or $ROOFLINE_AGENT_TOKEN).
-  -settings=FILE        JSON file of the settings below; re-read on SIGHUP.
-  -tick=DUR             How often every server is observed (default 5s).
-  -generate-every=DUR   How often a ready server must answer a short generation (default 1m; 0: never).
-  -backoff-initial=DUR  Wait after a restart before the next one (default 10s), doubling...
-  -backoff-max=DUR      ...up to this (default 5m).
-  -reset-after=DUR      Healthy this long resets the backoff and failures (default 10m).
-  -max-restarts=N       Failed restarts in a row before giving up (default 5).
-  -hang-checks=N        Failed checks in a row that make a running server hung (default 3).
-  -var NAME=VALUE       Set a variable block's value (repeatable).
-`,
-		Run: runAgent,
+		Usage:    views.UsageAgent,
+		Run:      runAgent,
 	})
 	register(&Command{
 		Name:     "check",
 		Synopsis: "Observe the servers once; exit 2 on drift (for cron and monitoring)",
-		Usage: `Usage: roofline [global options] check [options]
-
-  Makes the agent's observation once, read-only (no state lock): for each
-  server of the state, whether its process runs, /health answers and a short
-  generation succeeds, with the measured and predicted KV cache, the last
-  gate and bench results, and what roofline agent did (restarts, give-ups
-  and their classified causes, from the journal).
-
-  Exit status: 0 when every server is as the state records, 2 when any
-  drifted (gone, failed, unhealthy), 1 on an error.
-
-Options:
-  -json           Print the report as JSON.
-  -textfile=FILE  Also write the metrics for node_exporter's textfile
-                  collector (atomically).
-  -var NAME=VALUE Set a variable block's value (repeatable).
-`,
-		Run: runCheck,
+		Usage:    views.UsageCheck,
+		Run:      runCheck,
 	})
 }
 
 const defaultAgentListen = "127.0.0.1:9478"
 
 // agentObserver adapts refresh's observer to the agent.
-type agentObserver struct{ o *observer }
+type agentObserver struct{ o *plan.LiveObserver }
 
 func (a agentObserver) Observe(ctx context.Context, s *state.Server) agent.Observation {
 	o := a.o.Observe(ctx, s)
@@ -321,7 +268,7 @@ func runAgent(m *Meta, args []string) int {
 		}
 		settings = s
 	}
-	token, err := agentToken(*tokenFile)
+	token, err := agent.ReadToken(*tokenFile, os.Getenv)
 	if err != nil {
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return ExitError
@@ -340,7 +287,7 @@ func runAgent(m *Meta, args []string) int {
 	if !ok || !b.needSelf(m) {
 		return ExitError
 	}
-	release, err := agentLock(b.stateDir)
+	release, err := agent.Lock(b.stateDir)
 	if err != nil {
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return ExitError
@@ -355,7 +302,7 @@ func runAgent(m *Meta, args []string) int {
 	a.Generator = agentGenerator{m}
 	res := &agentRestarter{m: m, b: b, logf: logf}
 	a.Restarter, a.Retirer = res, agentRetirer{res}
-	a.BootID = bootID
+	a.BootID = agent.HostBootID
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -438,60 +385,6 @@ func runAgent(m *Meta, args []string) int {
 	return ExitOK
 }
 
-// agentToken reads the bearer token: a file's first line, else the
-// environment. Never a flag value (argv is visible to every user).
-func agentToken(file string) (string, error) {
-	if file != "" {
-		b, err := fsx.ReadFile(file, 64<<10)
-		if err != nil {
-			return "", fmt.Errorf("reading the token: %w", err)
-		}
-		tok, _, _ := strings.Cut(string(b), "\n")
-		tok = strings.TrimSpace(tok)
-		if tok == "" {
-			return "", fmt.Errorf("the token file %s is empty", file)
-		}
-		return tok, nil
-	}
-	return strings.TrimSpace(os.Getenv("ROOFLINE_AGENT_TOKEN")), nil
-}
-
-// agentLock makes sure one agent runs per state directory: an flock on
-// agent/agent.lock, released by the kernel when the agent dies, so that a
-// new agent can take over from a killed one.
-func agentLock(stateDir string) (func(), error) {
-	dir := filepath.Join(stateDir, "agent")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, "agent.lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		b, _ := os.ReadFile(path)
-		f.Close()
-		holder := strings.TrimSpace(string(b))
-		if holder == "" {
-			holder = "unknown"
-		}
-		return nil, fmt.Errorf("another roofline agent runs for %s (pid %s); one agent per state directory", stateDir, holder)
-	}
-	_ = f.Truncate(0)
-	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	return func() { f.Close() }, nil
-}
-
-// bootID reads the kernel's boot id.
-func bootID() (string, error) {
-	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(b)), nil
-}
-
 // writeAgentSnapshot serves /snapshot: the host snapshot of roofline
 // snapshot (the state, redacted, what refresh sees of every server, the
 // GPUs, engines, models and ports), taken with the configuration as it is
@@ -531,7 +424,7 @@ func runCheck(m *Meta, args []string) int {
 		return ExitError
 	}
 	entries, _ := journal.Read(journal.Path(b.stateDir))
-	boot, _ := bootID()
+	boot, _ := agent.HostBootID()
 	rep := agent.Check(context.Background(), st, agentObserver{newObserver(b.drivers, b.stateDir)}, agentGenerator{m}, entries, boot, time.Now())
 	if *textfile != "" {
 		if err := agent.WriteTextfile(*textfile, rep); err != nil {
@@ -560,12 +453,7 @@ func (t agentRetirer) Retire(ctx context.Context, now time.Time) ([]string, erro
 	if err != nil {
 		return nil, err
 	}
-	var due []string
-	for _, name := range st.Names() {
-		if s := st.Servers[name]; s.Deposed != nil && s.Deposed.Status == state.StatusKept {
-			due = append(due, name)
-		}
-	}
+	due := agent.KeptInstances(st)
 	if len(due) == 0 {
 		return nil, nil
 	}
@@ -573,13 +461,13 @@ func (t agentRetirer) Retire(ctx context.Context, now time.Time) ([]string, erro
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("the configuration does not load: %s", diags.Error())
 	}
-	expired := due[:0]
-	for _, name := range due {
-		cs := cfg.HostOnly().Servers[name]
-		if cs == nil || now.After(st.Servers[name].ReadyAt.Add(cs.Lifecycle.KeepPrevious)) {
-			expired = append(expired, name)
+	host := cfg.HostOnly()
+	expired := agent.WindowsEnded(st, due, func(name string) (time.Duration, bool) {
+		if cs := host.Servers[name]; cs != nil {
+			return cs.Lifecycle.KeepPrevious, true
 		}
-	}
+		return 0, false
+	}, now)
 	if len(expired) == 0 {
 		return nil, nil
 	}
@@ -592,7 +480,6 @@ func (t agentRetirer) Retire(ctx context.Context, now time.Time) ([]string, erro
 		return nil, err
 	}
 	t.r.m.noteSecrets(cfg)
-	host := cfg.HostOnly()
 	b := &backend{cfg: host, full: cfg, stateDir: t.r.b.stateDir, states: t.r.b.states, self: t.r.b.self, drivers: t.r.b.drivers}
 	in := b.refresh(ctx, "", false, host, st)
 	in.Mode, in.Targets = plan.ModeNormal, due

@@ -24,71 +24,14 @@ func init() {
 	register(&Command{
 		Name:     "apply",
 		Synopsis: "Start, replace and stop servers to match the configuration",
-		Usage: `Usage: roofline [global options] apply [options] [PLANFILE]
-
-  Plans (unless given a saved plan), shows the plan and asks for "yes", then
-  converges: stops what must go first (freeing GPUs and ports), starts new
-  servers in parallel, waits for each to become ready, runs its gates
-  (health, tool-call smoke, benchmark) and only then promotes it. A
-  create_before_destroy replacement starts beside the old server and the old
-  one is stopped only after the new one passed; if it fails, the old one
-  keeps serving. The state is written before and after every start and stop.
-
-  A saved plan (roofline plan -out=FILE) is refused once the state or the
-  GPUs changed since it was made.
-
-  Ctrl-C stops waiting and leaves what runs running, recorded in the state.
-
-Options:
-  -auto-approve         Do not ask for confirmation.
-  -json                 Stream one-line JSON messages (docs/json.md): the plan,
-                        each server's progress, gate results, the summary.
-                        Needs -auto-approve or a plan file.
-  -parallelism=N        Start or stop at most N servers at once (default 10).
-  -target=server.NAME   Apply only this server (repeatable).
-  -replace=server.NAME  Replace this server even if unchanged (repeatable).
-  -refresh-only         Only record what changed outside roofline.
-  -inventory=FILE       GPU snapshot to use instead of NVML.
-  -refresh-probes       Probe the engines again instead of using the cache.
-  -lock-timeout=DUR     How long to wait for the state lock (default 0s).
-  -lock=false           Take no state lock (dangerous).
-  -var NAME=VALUE       Set a variable (repeatable); see docs/language.md for
-                        roofline.rfvars, *.auto.rfvars and ROOFLINE_VAR_NAME.
-  -var-file=FILE        Read variable values from FILE (repeatable; in order
-                        with -var).
-  -no-color             No terminal colours.
-  -input=false          Never prompt: without -auto-approve or a plan file,
-                        fail before planning. Also when stdin is not a
-                        terminal, or ROOFLINE_INPUT=0.
-  -compact-warnings     One line per warning.
-`,
-		Run: func(m *Meta, args []string) int { return runApply(m, args, false) },
+		Usage:    views.UsageApply,
+		Run:      func(m *Meta, args []string) int { return runApply(m, args, false) },
 	})
 	register(&Command{
 		Name:     "destroy",
 		Synopsis: "Stop every server roofline manages",
-		Usage: `Usage: roofline [global options] destroy [options]
-
-  Stops every server in the state (or the -target ones) and its children,
-  SIGTERM first, then SIGKILL after a grace period, and removes them from the
-  state. Asks for "yes" unless -auto-approve.
-
-Options:
-  -auto-approve         Do not ask for confirmation.
-  -target=server.NAME   Destroy only this server (repeatable).
-  -parallelism=N        Stop at most N servers at once (default 10).
-  -lock-timeout=DUR     How long to wait for the state lock (default 0s).
-  -lock=false           Take no state lock (dangerous).
-  -var NAME=VALUE       Set a variable (repeatable); see docs/language.md for
-                        roofline.rfvars, *.auto.rfvars and ROOFLINE_VAR_NAME.
-  -var-file=FILE        Read variable values from FILE (repeatable; in order
-                        with -var).
-  -no-color             No terminal colours.
-  -input=false          Never prompt: without -auto-approve, fail before
-                        planning. Also when stdin is not a terminal, or
-                        ROOFLINE_INPUT=0.
-`,
-		Run: func(m *Meta, args []string) int { return runApply(m, args, true) },
+		Usage:    views.UsageDestroy,
+		Run:      func(m *Meta, args []string) int { return runApply(m, args, true) },
 	})
 }
 

@@ -19,52 +19,8 @@ func init() {
 	register(&Command{
 		Name:     "bench",
 		Synopsis: "Benchmark a server",
-		Usage: `Usage: roofline bench SERVER [options]
-       roofline bench -url URL [-model NAME] [options]
-       roofline bench SERVER -compare SERVER2 | -compare-url URL2 [options]
-
-  Runs a load against a server and reports vllm bench serve's metrics under
-  its names: TTFT, TPOT, ITL and E2EL (mean, median, P90, P99), request and
-  token throughputs, goodput, failed requests. Prompts are token ids sent to
-  /v1/completions (exact input lengths, from the server's /tokenize); every
-  request generates exactly -output-tokens tokens (ignore_eos, min_tokens).
-  Token counts come from the server's usage and are checked against its
-  /metrics counter.
-
-  For a SERVER, the load defaults to its gate.bench block and the block's
-  thresholds are checked (when the load is the block's); a journal entry
-  records the run. -compare runs the same load on a second server, one after
-  the other, and prints both with their ratios: the way to compare two
-  engines on one model.
-
-Options:
-  -url URL              The server's base URL, e.g. http://127.0.0.1:8000.
-  -model NAME           The served model name (default: the first listed).
-  -engine KIND          vllm or sglang (for the /metrics cross-check).
-  -api-key-file FILE
-                        The server's API key, sent as a bearer token (a named
-                        SERVER uses its api_key or api_key_file by itself).
-  -concurrency N        Requests in flight (closed loop). Default 1, or the
-                        cap of an open loop.
-  -request-rate R       Open loop: Poisson arrivals, R requests per second.
-  -requests N           Measured requests (default 100).
-  -duration D           Stop sending after D (e.g. 2m) instead of a count.
-  -input-tokens N       Prompt length (default 1024).
-  -output-tokens N      Generated tokens per request (default 128).
-  -warmup N             Warm-up requests, not measured (default 1).
-  -endpoint E           completions (default: token-id prompts, exact
-                        lengths) or chat (text prompts, approximate).
-  -goodput SLOS         e.g. "ttft:500 tpot:50 e2el:10000" (ms), as vLLM's
-                        --goodput: good requests per second.
-  -seed N               Seed of the prompts and arrivals (default 0).
-  -compare SERVER2      Also run the load on SERVER2 and compare.
-  -compare-url URL2     Also run the load on URL2 and compare.
-  -json                 Print vllm bench serve's result JSON (with
-                        -compare: {"a": ..., "b": ...}).
-
-  Exits 1 when the benchmark cannot run or a threshold is missed.
-`,
-		Run: runBench,
+		Usage:    views.UsageBench,
+		Run:      runBench,
 	})
 }
 

@@ -19,30 +19,8 @@ func init() {
 	register(&Command{
 		Name:     "health",
 		Synopsis: "Check a server beyond /health",
-		Usage: `Usage: roofline health SERVER [-json]
-       roofline health -url URL [-model NAME] [-engine vllm|sglang] [-json]
-
-  Checks a running server further than its /health endpoint, which in vLLM
-  only reads an error flag: /health answers 200, /v1/models lists the served
-  model name, one tiny streamed chat completion comes back with its usage
-  chunk and [DONE], and /metrics parses and has the engine's series.
-
-  SERVER is a server block of the configuration in the current directory;
-  its address, served model name and engine come from there. -url checks
-  any OpenAI-compatible server.
-
-Options:
-  -url URL          The server's base URL, e.g. http://127.0.0.1:8000.
-  -model NAME       The served model name (default: the first one listed).
-  -engine KIND      vllm or sglang, for the engine-specific checks.
-  -api-key-file FILE
-                    The server's API key, sent as a bearer token (a named
-                    SERVER uses its api_key or api_key_file by itself).
-  -json             Print the result as JSON.
-
-  Exits 0 when every check passes, 1 otherwise.
-` + varsUsage,
-		Run: runHealth,
+		Usage:    views.UsageHealth,
+		Run:      runHealth,
 	})
 }
 

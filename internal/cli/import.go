@@ -12,39 +12,15 @@ import (
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/portcheck"
 	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
 	register(&Command{
 		Name:     "import",
 		Synopsis: "Take over a server that already runs",
-		Usage: `Usage: roofline [global options] import [options] ADDRESS ID
-
-  Records a vLLM or SGLang server that runs already (started by hand, by
-  systemd, by a script) as ADDRESS, without restarting it. ID finds it:
-  "pid:1234" or "port:8000". roofline reads its command line, environment
-  and start time from /proc and compares them with the server block:
-
-    roofline import server.qwen3 port:8000
-
-  When they match, the server is recorded and the next plan is empty. When
-  they differ, it is recorded all the same and each difference is listed:
-  the next plan replaces it. An import block in the configuration does the
-  same through plan and apply (docs/language.md).
-
-  A process in its shell's process group (not started with setsid) is
-  recorded, but roofline refuses to stop it later: signalling the group
-  could reach the shell. import says so.
-
-Options:
-  -generate-config-out=FILE
-                    Write a server block for the process to FILE (it must not
-                    exist), mapping its flags back to attributes, instead of
-                    importing. Review it, then run import again.
-  -inventory=FILE   A GPU snapshot file instead of NVML, as for plan.
-  -lock-timeout=DUR How long to wait for the state lock.
-` + varsUsage,
-		Run: runImport,
+		Usage:    views.UsageImport,
+		Run:      runImport,
 	})
 }
 

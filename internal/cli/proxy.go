@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/roofline/roofline/internal/proxy"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
@@ -14,26 +15,8 @@ func init() {
 		Name:     "proxy",
 		Synopsis: "Front proxy for create-before-destroy servers (started by apply)",
 		Hidden:   true,
-		Usage: `Usage: roofline proxy -listen HOST:PORT -target-file FILE [-status-file FILE] [-api-key-file FILE]
-          [-limits-file FILE] [-max-body BYTES] [-max-buffered BYTES] [-max-conns N]
-
-  Forwards HTTP (streaming included) from the server's public port to the
-  engine instance named in the target file. apply starts one per server with
-  lifecycle { create_before_destroy = true } and rewrites the target file to
-  switch to a new instance after it passed its gates.
-
-  -api-key-file FILE  When the file exists, requests other than /health and
-                      /metrics need "Authorization: Bearer KEY" (401
-                      otherwise); re-read when it changes.
-  -limits-file FILE   When the file exists, its limits (JSON, written by
-                      apply from the server's proxy block) replace the
-                      ones below; re-read when it changes, no restart.
-  -max-body BYTES     Largest request body (413 above). Default 64 MiB.
-  -max-buffered BYTES Request bodies held at once, all clients (503 above).
-                      Default 256 MiB.
-  -max-conns N        Open client connections at once. Default 4096.
-`,
-		Run: runProxy,
+		Usage:    views.UsageProxy,
+		Run:      runProxy,
 	})
 }
 

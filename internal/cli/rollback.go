@@ -7,25 +7,15 @@ import (
 	"time"
 
 	"github.com/roofline/roofline/internal/apply"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
 	register(&Command{
 		Name:     "rollback",
 		Synopsis: "Switch a server back to its previous instance, kept by keep_previous",
-		Usage: `Usage: roofline rollback [options] SERVER
-
-  Points the proxy of SERVER back at the instance the last rollout replaced,
-  which lifecycle { keep_previous = "10m" } kept running, drained and idle:
-  no reload, traffic moves within a second and no request fails. The
-  instance it switches away from is kept in its place, so a second rollback
-  switches forward again. The state then differs from the configuration:
-  the next plan replaces the server (or roll back the configuration too).
-
-Options:
-  -lock-timeout=DURATION  Wait this long for the state lock. Default 0s.
-`,
-		Run: runRollback,
+		Usage:    views.UsageRollback,
+		Run:      runRollback,
 	})
 }
 

@@ -13,30 +13,15 @@ import (
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/snapshot"
 	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
 	register(&Command{
 		Name:     "snapshot",
 		Synopsis: "Write the host snapshot that review plans read",
-		Usage: `Usage: roofline [global options] snapshot -out=FILE [options]
-
-  On the GPU host: writes what a plan in code review needs to see the host,
-  with no secret in it: the state (redacted), each server's liveness and
-  health, the GPU inventory with each GPU process attributed to its server,
-  every engine's probe (identity, version, full flag list), each model's
-  fingerprint, file manifest and memory facts, the ports held, and the
-  footprints measured at start-up. Commit it beside the configuration (a
-  timer can refresh it); CI runs roofline plan -review -snapshot=FILE.
-  Changes nothing on the host and takes no lock.
-
-Options:
-  -out=FILE             Where to write the snapshot ("-" for stdout).
-  -inventory=FILE       GPU snapshot to use instead of NVML.
-  -refresh-probes       Probe the engines again instead of using the cache.
-  -host=NAME            The host's name in review plans (default: hostname).
-` + varsUsage,
-		Run: runSnapshot,
+		Usage:    views.UsageSnapshot,
+		Run:      runSnapshot,
 	})
 }
 

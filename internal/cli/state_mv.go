@@ -9,30 +9,15 @@ import (
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/suggest"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
 	register(&Command{
 		Name:     "state mv",
 		Synopsis: "Rename a server without restarting it",
-		Usage: `Usage: roofline state mv [options] SOURCE DESTINATION
-
-  Renames a server in the state, as a moved block does at the next apply:
-  server.beta becomes server.gamma without touching its process. The state
-  record, the log file and the proxy's files take the new name, and the
-  journal links the two names (roofline journal gamma shows beta's history).
-  Rename the block in the configuration too, or the next plan destroys the
-  new name and creates the old one. Takes the state lock.
-
-    roofline state mv server.beta server.gamma
-    roofline state mv 'server.web["a"]' 'server.web["b"]'
-
-Options:
-  -dry-run          Say what would move; change nothing.
-  -lock-timeout=DUR How long to wait for the state lock (default 0s: fail at once).
-  -state-dir=DIR    Use the state in DIR instead of the configuration's state_dir.
-` + varsUsage,
-		Run: runStateMv,
+		Usage:    views.UsageStateMv,
+		Run:      runStateMv,
 	})
 }
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -134,15 +133,14 @@ func runLogs(m *Meta, args []string) int {
 		return ExitError
 	}
 	defer f.Close()
+	view := views.NewLogs(m.view())
 	if *n > 0 {
-		for _, l := range apply.LastLines(path, *n) {
-			fmt.Fprintln(m.Out, l)
-		}
+		view.Lines(apply.LastLines(path, *n))
 		if _, err := f.Seek(0, io.SeekEnd); err != nil {
 			return ExitError
 		}
 	} else {
-		if _, err := io.Copy(m.Out, f); err != nil {
+		if err := view.Copy(f); err != nil {
 			return ExitError
 		}
 	}
@@ -153,7 +151,7 @@ func runLogs(m *Meta, args []string) int {
 	for {
 		k, err := f.Read(buf)
 		if k > 0 {
-			m.Out.Write(buf[:k])
+			view.Follow(buf[:k])
 		}
 		if err == io.EOF {
 			time.Sleep(200 * time.Millisecond)

@@ -531,3 +531,16 @@ func TestUnrecordedAndStaleLock(t *testing.T) {
 		t.Errorf("stale lock note: %q", errOut)
 	}
 }
+
+func TestLogsView(t *testing.T) {
+	runViewCases(t, []viewCase{
+		{"logs", false, func(v *View) {
+			l := NewLogs(v)
+			l.Lines([]string{"INFO starting", "INFO ready"})
+			if err := l.Copy(strings.NewReader("whole log\n")); err != nil {
+				t.Fatal(err)
+			}
+			l.Follow([]byte("INFO more\x1b[0m\n"))
+		}},
+	})
+}
