@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/views"
@@ -45,7 +44,7 @@ func runGPU(m *Meta, args []string) int {
 		return ExitError
 	}
 	for _, w := range s.Warnings {
-		fmt.Fprintf(m.Err, "Warning: %s\n", w)
+		m.view().Warnf("%s", w)
 	}
 	if err := views.NewGPU(views.TypeOf(*jsonOut), m.view()).Snapshot(s); err != nil {
 		m.view().Errorf("%v", err)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/roofline/roofline/internal/journal"
@@ -36,7 +35,7 @@ func runJournal(m *Meta, args []string) int {
 	var bad *journal.BadLinesError
 	switch {
 	case errors.As(err, &bad):
-		fmt.Fprintf(m.Err, "Warning: %v\n", err)
+		m.view().Warnf("%v", err)
 	case err != nil:
 		m.view().Errorf("%v", err)
 		return ExitError

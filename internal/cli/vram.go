@@ -106,10 +106,7 @@ func runVRAM(m *Meta, args []string) int {
 	}
 	spec, err := fromodel.Spec(info)
 	if err != nil {
-		m.view().Errorf("%s: %v", a.modelDir, err)
-		for _, p := range problems {
-			fmt.Fprintf(m.Err, "  model folder: %s\n", p)
-		}
+		views.NewVRAM(views.ViewHuman, m.view()).Unusable(a.modelDir, err, problems)
 		return ExitError
 	}
 

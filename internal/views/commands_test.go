@@ -544,3 +544,11 @@ func TestLogsView(t *testing.T) {
 		}},
 	})
 }
+
+func TestVRAMUnusable(t *testing.T) {
+	runViewCases(t, []viewCase{
+		{"vram-unusable", false, func(v *View) {
+			NewVRAM(ViewJSON, v).Unusable("/models/x", errors.New("config.json: no num_hidden_layers"), []string{"shard 2 is missing"})
+		}},
+	})
+}

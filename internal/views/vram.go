@@ -39,6 +39,9 @@ type VRAMEstimate struct {
 // VRAM is roofline vram's view.
 type VRAM interface {
 	Estimate(e VRAMEstimate) error
+	// Unusable says why the model folder at dir cannot be sized, with the
+	// folder's problems (on stderr, for either type).
+	Unusable(dir string, err error, problems []string)
 }
 
 // NewVRAM returns the vram view of type vt.
@@ -64,6 +67,10 @@ type vramJSON struct {
 // VRAMJSON prints one JSON object.
 type VRAMJSON struct{ view *View }
 
+func (v VRAMJSON) Unusable(dir string, err error, problems []string) {
+	VRAMHuman(v).Unusable(dir, err, problems)
+}
+
 func (v VRAMJSON) Estimate(e VRAMEstimate) error {
 	b, err := json.MarshalIndent(vramJSON{Model: e.Model.Name, GPU: *e.GPUs, Problems: e.Problems, Prediction: "uncalibrated", VRAM: plan.VRAMDocument(e.Result)}, "", "  ")
 	if err != nil {
@@ -76,6 +83,13 @@ func (v VRAMJSON) Estimate(e VRAMEstimate) error {
 // VRAMHuman warns about the model folder's problems on stderr, then prints
 // the settings, a table per rank, the KV facts and the verdict.
 type VRAMHuman struct{ view *View }
+
+func (v VRAMHuman) Unusable(dir string, err error, problems []string) {
+	v.view.Errorf("%s: %v", dir, err)
+	for _, p := range problems {
+		fmt.Fprintf(v.view.Err, "  model folder: %s\n", p)
+	}
+}
 
 func (v VRAMHuman) Estimate(e VRAMEstimate) error {
 	for _, p := range e.Problems {
