@@ -120,10 +120,6 @@ func (m *Meta) inputs() config.Inputs {
 	return config.Inputs{Args: m.VarArgs, Env: os.Environ(), AsDir: m.asDir}
 }
 
-// varsUsage is the help text of the variable flags, shared by every command
-// that reads the configuration.
-const varsUsage = views.VarsUsage
-
 // parseConfigFlags is parseFlags for a command that reads the configuration:
 // it also takes -var and -var-file, so that values the configuration depends
 // on (a state_dir per host, say) are the same as for plan and apply.
