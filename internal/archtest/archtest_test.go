@@ -33,7 +33,7 @@ var allowed = map[string][]string{
 	"internal/views":           {"internal/apply", "internal/gate", "internal/plan", "internal/jsonplan", "internal/diagfmt", "internal/version", "internal/state", "internal/journal", "internal/gpu", "internal/model", "internal/vram", "internal/engine", "internal/engine/logdiag", "internal/textdiff", "internal/enginelock"},
 	"internal/snapshot":        {"internal/config", "internal/engine", "internal/gpu", "internal/journal", "internal/model", "internal/plan", "internal/state", "internal/version", "internal/vram"},
 	"internal/agent":           {"internal/state", "internal/journal", "internal/engine/logdiag"},
-	"internal/rehearsal":       {"internal/engine", "internal/engine/kinds", "internal/engine/refdata", "internal/model", "internal/vram", "internal/vram/fromodel", "internal/gpu"},
+	"internal/rehearsal":       {"internal/config", "internal/engine", "internal/engine/kinds", "internal/engine/refdata", "internal/model", "internal/vram", "internal/vram/fromodel", "internal/gpu"},
 	"internal/state":           {"internal/version"},
 	"internal/driver":          {"internal/state"},
 	"internal/driver/process":  {"internal/driver", "internal/state"},

@@ -2,23 +2,18 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/driver"
 	"github.com/roofline/roofline/internal/engine"
-	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/plan"
@@ -128,10 +123,8 @@ func (b *backend) needSelf(m *Meta) bool {
 	return true
 }
 
-// rehearsalSelf returns a stable path of this roofline binary for engine and
-// proxy processes to run. `go run` builds into a temporary directory that is
-// deleted when it exits, so the binary is copied once into the state
-// directory, named by its content hash.
+// rehearsalSelf is the copy of this roofline binary in the state
+// directory that engines and proxies run (rehearsal.InstallSelf).
 func rehearsalSelf(stateDir string) (string, error) {
 	// selfExecutable, not os.Executable: a test that stands in another
 	// binary must not have its own test binary copied and run as the
@@ -140,74 +133,7 @@ func rehearsalSelf(stateDir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("cannot find roofline's own executable: %w", err)
 	}
-	f, err := os.Open(exe)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	dir := filepath.Join(stateDir, "bin")
-	// Hashing the binary costs more than the rest of a plan of hundreds of
-	// servers: the hash of the executable as it was (path, size, mtime,
-	// inode) is remembered beside the copy.
-	var memo string
-	if fi, err := f.Stat(); err == nil {
-		ino := uint64(0)
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			ino = st.Ino
-		}
-		k := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d\x00%d", exe, fi.Size(), fi.ModTime().UnixNano(), ino))
-		memo = filepath.Join(dir, "self-"+hex.EncodeToString(k[:8]))
-		if b, err := os.ReadFile(memo); err == nil {
-			if dst := filepath.Join(dir, "roofline-"+strings.TrimSpace(string(b))); len(b) > 0 {
-				if _, err := os.Stat(dst); err == nil {
-					return dst, nil
-				}
-			}
-		}
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	sum := hex.EncodeToString(h.Sum(nil))[:16]
-	dst := filepath.Join(dir, "roofline-"+sum)
-	remember := func() {
-		if memo != "" {
-			_ = fsx.WriteFile(memo, []byte(sum+"\n"), 0o600)
-		}
-	}
-	if _, err := os.Stat(dst); err == nil {
-		remember()
-		return dst, nil
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return "", err
-	}
-	if err := fsx.Write(dst, 0o755, func(w io.Writer) error {
-		_, err := io.Copy(w, f)
-		return err
-	}); err != nil {
-		return "", err
-	}
-	// Older copies are not needed: a running engine keeps its (unlinked)
-	// executable, and stopping it needs none.
-	if old, _ := filepath.Glob(filepath.Join(dir, "roofline-*")); len(old) > 0 {
-		for _, o := range old {
-			if o != dst {
-				_ = os.Remove(o)
-			}
-		}
-	}
-	if old, _ := filepath.Glob(filepath.Join(dir, "self-*")); len(old) > 0 {
-		for _, o := range old {
-			_ = os.Remove(o)
-		}
-	}
-	remember()
-	return dst, nil
+	return rehearsal.InstallSelf(exe, stateDir)
 }
 
 // inventory picks the GPU source: -inventory, else the configuration's
@@ -237,7 +163,8 @@ type prober struct {
 }
 
 func (p prober) Probe(ctx context.Context, e *config.Engine) (*engine.Installed, error) {
-	return engine.Probe(ctx, e, p.self, probeRunner(), p.cacheDir, p.refresh)
+	rehearsal.Resolve(e, p.self)
+	return engine.Probe(ctx, e, probeRunner(), p.cacheDir, p.refresh)
 }
 
 // lock takes the state lock for op, waiting up to timeout.
@@ -291,6 +218,7 @@ func (b *backend) readState(m *Meta) (*state.File, bool) {
 
 // refresh observes what runs for a plan of cfg.
 func (b *backend) refresh(ctx context.Context, inventoryFlag string, reprobe bool, cfg *config.Config, st *state.File) *plan.Inputs {
+	rehearsal.ResolveAll(cfg, b.self)
 	in := b.refresher(inventoryFlag, reprobe).Refresh(ctx, cfg, st)
 	rehearsalInventory(in)
 	return in
@@ -325,7 +253,6 @@ func (b *backend) refresher(inventoryFlag string, reprobe bool) *plan.Refresher 
 		Engines:   prober{self: b.self, cacheDir: filepath.Join(b.stateDir, "probes"), refresh: reprobe},
 		Observer:  newObserver(b.drivers, b.stateDir),
 		Ports:     &portChecker{},
-		Self:      b.self,
 		Journal:   journal.Path(b.stateDir),
 		StateDir:  b.stateDir,
 	}

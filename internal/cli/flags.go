@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/rehearsal"
 	"github.com/roofline/roofline/internal/suggest"
 	"github.com/roofline/roofline/internal/views"
 )
@@ -79,7 +80,8 @@ func runFlags(m *Meta, args []string) int {
 		m.view().Errorf("cannot find roofline's own executable: %v", err)
 		return ExitError
 	}
-	inst, err := engine.Probe(context.Background(), e, self, flagsRunner, filepath.Join(stateDir(cfg), "probes"), *refresh)
+	rehearsal.Resolve(e, self)
+	inst, err := engine.Probe(context.Background(), e, flagsRunner, filepath.Join(stateDir(cfg), "probes"), *refresh)
 	if err != nil {
 		m.view().Errorf("%v", err)
 		return ExitError

@@ -83,24 +83,7 @@ func runImport(m *Meta, args []string) int {
 		fmt.Fprintf(m.Err, "Error: %v. Nothing was imported.\n", err)
 		return ExitError
 	}
-	im := c.Import
-	up := ""
-	if im.Uptime != "" {
-		up = ", up " + im.Uptime
-	}
-	fmt.Fprintf(m.Out, "server.%s: imported pid %d (%s%s); it was not touched.\n", name, im.PID, id, up)
-	if len(im.Differences) == 0 {
-		fmt.Fprintln(m.Out, "It runs as the configuration says: the next plan has no changes for it.")
-	} else {
-		fmt.Fprintln(m.Out, "It differs from the configuration; the next plan replaces it (a restart) for:")
-		for _, d := range im.Differences {
-			fmt.Fprintf(m.Out, "  ~ %s\n", d)
-		}
-	}
-	if !im.OwnGroup {
-		fmt.Fprintf(m.Out, "Note: pid %d shares its process group with its shell: roofline will refuse to stop it (signalling the group could reach other processes). Stop it by hand when it must go, or restart it with setsid.\n", im.PID)
-	}
-	fmt.Fprintln(m.Out, m.colorize("\n[green][bold]Import successful![reset]"))
+	m.view().Imported(name, id.String(), c.Import)
 	return ExitOK
 }
 
@@ -171,11 +154,7 @@ func generateConfig(m *Meta, o planOptions, name string, id config.ImportID, pat
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return ExitError
 	}
-	fmt.Fprintf(m.Out, "Wrote server.%s (pid %d) to %s.\n", name, ip.PID, path)
-	for _, n := range notes {
-		fmt.Fprintf(m.Out, "  Note: %s\n", n)
-	}
-	fmt.Fprintf(m.Out, "Review it, then import the process: roofline import %s %s\n", quoteAddr(state.ServerAddr(name)), id)
+	m.view().ConfigGenerated(name, state.ServerAddr(name), ip.PID, path, notes, id.String())
 	return ExitOK
 }
 
@@ -186,11 +165,4 @@ func writeNew(path string, b []byte) error {
 	}
 	_, err = f.Write(b)
 	return errors.Join(err, f.Close())
-}
-
-func quoteAddr(a string) string {
-	if strings.ContainsAny(a, "[\"") {
-		return "'" + a + "'"
-	}
-	return a
 }

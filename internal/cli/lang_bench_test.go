@@ -3,11 +3,12 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/roofline/roofline/internal/testnet"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/roofline/roofline/internal/testnet"
 
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/gpu/gputest"

@@ -2,10 +2,11 @@ package cli
 
 import (
 	"fmt"
-	"github.com/roofline/roofline/internal/kube/kubetest"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/roofline/roofline/internal/kube/kubetest"
 )
 
 // TestMain refuses to run the tests when this test binary is started as

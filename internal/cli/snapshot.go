@@ -11,6 +11,7 @@ import (
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/rehearsal"
 	"github.com/roofline/roofline/internal/snapshot"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/views"
@@ -83,7 +84,9 @@ func runSnapshot(m *Meta, args []string) int {
 func (b *backend) takeSnapshot(ctx context.Context, cfg *config.Config, st *state.File, inventory string, reprobe bool) *snapshot.File {
 	in := b.refresh(ctx, inventory, reprobe, cfg, st)
 	host, _ := os.Hostname()
-	return snapshot.Take(in, &portChecker{}, host, time.Now())
+	f := snapshot.Take(in, &portChecker{}, host, time.Now())
+	f.Self = b.self
+	return f
 }
 
 func gpuCount(s *snapshot.File) int {
@@ -113,6 +116,7 @@ func makeSnapshotPlan(m *Meta, o *planOptions, mode plan.Mode) (*plan.Plan, *sta
 	if !ok1 || !ok2 {
 		return nil, nil, false
 	}
+	rehearsal.ResolveAll(cfg, snap.Self) // as the host runs it
 	in := snap.Inputs(cfg)
 	rehearsalInventory(in)
 	in.Mode, in.Targets, in.Replace = mode, targets, replaces

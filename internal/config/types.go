@@ -72,6 +72,12 @@ type Engine struct {
 	Image     string // repo@sha256:<64 hex>
 	Rehearsal bool   // run roofline's rehearsal engine emulating Kind at Version
 
+	// PinnedIdentity identifies an install whose executable does not: the
+	// CLI sets it, with Command, for the rehearsal engine (roofline itself,
+	// whose binary changes with every build). Plan and engine use it instead
+	// of hashing the executable and its packages.
+	PinnedIdentity string `json:"-"`
+
 	Env map[string]string
 
 	DeclRange hcl.Range `json:"-"`

@@ -205,6 +205,15 @@ func (k *Kind) NestedErrors(version string) bool {
 	return k.nestedErrorsFrom != "" && CompareVersions(version, k.nestedErrorsFrom) >= 0
 }
 
+// ModuleArgs are the arguments that launch the kind as a Python module
+// (["-m", "sglang.launch_server"]); nil for a kind launched as a program.
+func (k *Kind) ModuleArgs() []string {
+	if k.launchModule == "" {
+		return nil
+	}
+	return []string{"-m", k.launchModule}
+}
+
 // AttrOf returns the server attribute that renders flag for this kind.
 func (k *Kind) AttrOf(flag string) (string, bool) {
 	a, ok := k.attrs[flag]

@@ -57,7 +57,7 @@ func TestAttrTable(t *testing.T) {
 			s.KVCacheDtype = "auto"
 			v(s)
 			e := testEngine(name, "0.9.0")
-			l, diags := Render(s, testModel(), e, nil, "/usr/bin/roofline")
+			l, diags := Render(s, testModel(), e, nil)
 			if l == nil {
 				t.Fatalf("%s variant %d: %v", name, i, diags)
 			}
@@ -91,7 +91,7 @@ func TestAttrTable(t *testing.T) {
 func TestRenderUnknownKind(t *testing.T) {
 	e := testEngine(kinds.VLLM, "0.16.0")
 	e.Kind = "tgi"
-	l, diags := Render(testServer(kinds.VLLM), testModel(), e, nil, "/usr/bin/roofline")
+	l, diags := Render(testServer(kinds.VLLM), testModel(), e, nil)
 	if l != nil || !diags.HasErrors() || !strings.Contains(diags.Error(), `kind "tgi"`) {
 		t.Errorf("launch %v, diagnostics %v", l, diags)
 	}

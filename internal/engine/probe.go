@@ -161,24 +161,14 @@ func (x ExecRunner) Run(ctx context.Context, argv []string, env []string) ([]byt
 	return stdout.Bytes(), re
 }
 
-// Command returns the command prefix that runs engine e. For a local install
-// it is e.Command. A rehearsal engine is roofline itself (self is its
-// executable): vLLM [self rehearsal vllm@V], which then takes `serve MODEL
-// ...` and `--version`; SGLang [self rehearsal sglang@V -m
-// sglang.launch_server], whose interpreter part [self rehearsal sglang@V]
-// answers `-c "import sglang; print(sglang.__version__)"`. A docker
-// engine's is the command inside its image, which replaces the image's
-// entrypoint: [vllm] or [python3 -m sglang.launch_server].
-func Command(e *config.Engine, self string) []string {
+// Command returns the command prefix that runs engine e: e.Command for a
+// local install (the CLI fills it in for roofline's own rehearsal engine). A
+// docker engine's is the command inside its image, which replaces the
+// image's entrypoint: [vllm] or [python3 -m sglang.launch_server].
+func Command(e *config.Engine) []string {
 	switch {
 	case e.Image != "":
 		return imageCommand(e)
-	case e.Rehearsal:
-		cmd := []string{self, "rehearsal", e.Kind + "@" + e.Version}
-		if m := LookupOrDefault(e.Kind).launchModule; m != "" {
-			cmd = append(cmd, "-m", m)
-		}
-		return cmd
 	case len(e.Command) > 0:
 		return append([]string(nil), e.Command...)
 	}
@@ -237,14 +227,14 @@ func (k probeKey) file() string {
 // command and env); a cached probe is used until that identity changes or
 // refresh is set. cacheDir "" disables the cache. A version different from
 // the pinned one is not an error here; see CheckVersion.
-func Probe(ctx context.Context, e *config.Engine, self string, r Runner, cacheDir string, refresh bool) (*Installed, error) {
+func Probe(ctx context.Context, e *config.Engine, r Runner, cacheDir string, refresh bool) (*Installed, error) {
 	if Lookup(e.Kind) == nil {
 		return nil, fmt.Errorf("engine %q: unknown kind %q; use %s", e.Name, e.Kind, kinds.Or(true))
 	}
 	if e.Image != "" {
 		return probeImage(ctx, e, r, cacheDir, refresh)
 	}
-	argv := Command(e, self)
+	argv := Command(e)
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("engine %q has no command: set command = [\"/path/to/vllm\"] (vLLM) or [\"/path/to/python\", \"-m\", \"sglang.launch_server\"] (SGLang)", e.Name)
 	}
@@ -270,7 +260,7 @@ func Probe(ctx context.Context, e *config.Engine, self string, r Runner, cacheDi
 		return nil, err
 	}
 	id.Version = inst.Version
-	if !e.Rehearsal {
+	if e.PinnedIdentity == "" {
 		id.InstallHash = installHash(id)
 	}
 	inst.Identity = id
@@ -287,8 +277,8 @@ func identify(e *config.Engine, prog string) (Identity, error) {
 	found, err := exec.LookPath(prog)
 	if err != nil {
 		what := "command"
-		if e.Rehearsal {
-			what = "roofline's own executable for the rehearsal engine"
+		if e.PinnedIdentity != "" {
+			what = "the executable the CLI runs it from"
 		}
 		return Identity{}, fmt.Errorf("engine %q: executable %q not found (%v); check %s in engine %q: it must be an absolute path or a program on PATH", e.Name, prog, errors.Unwrap(err), what, e.Name)
 	}
@@ -305,7 +295,7 @@ func identify(e *config.Engine, prog string) (Identity, error) {
 		return Identity{}, fmt.Errorf("engine %q: cannot read %s: %v", e.Name, resolved, err)
 	}
 	id := Identity{Executable: resolved, Size: st.Size(), ModTime: st.ModTime().UTC()}
-	if !e.Rehearsal {
+	if e.PinnedIdentity == "" {
 		id.Packages = packageRecords(e.Kind, abs, resolved)
 	}
 	return id, nil
@@ -499,8 +489,8 @@ func installHash(id Identity) string {
 // is roofline itself, rebuilt all the time), the content hash otherwise.
 func LockIdentity(e *config.Engine, inst *Installed) string {
 	switch {
-	case e.Rehearsal:
-		return "rehearsal:" + e.Kind + "@" + inst.Version
+	case e.PinnedIdentity != "":
+		return e.PinnedIdentity
 	case inst.Identity.Digest != "":
 		return inst.Identity.Digest
 	case inst.Identity.ImageID != "":

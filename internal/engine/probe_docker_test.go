@@ -50,7 +50,7 @@ func TestProbeImage(t *testing.T) {
 	e := &config.Engine{Name: "v", Kind: "vllm", Version: "0.16.0", Image: vllmRef, Env: map[string]string{"VLLM_ATTENTION_BACKEND": "FLASHINFER"}}
 	f := vllmImages(t, "0.16.0")
 	cache := t.TempDir()
-	inst, err := Probe(context.Background(), e, "/unused", f, cache, false)
+	inst, err := Probe(context.Background(), e, f, cache, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestProbeImage(t *testing.T) {
 	}
 
 	// Cached by image: a second probe runs nothing.
-	if _, err := Probe(context.Background(), e, "/unused", f, cache, false); err != nil {
+	if _, err := Probe(context.Background(), e, f, cache, false); err != nil {
 		t.Fatal(err)
 	}
 	if f.callCount() != 2 {
@@ -90,7 +90,7 @@ func TestProbeImage(t *testing.T) {
 	}
 	// Another image id under the same reference (a re-loaded image): probed again.
 	f.ids[vllmRef] = "sha256:bbbb"
-	if _, err := Probe(context.Background(), e, "/unused", f, cache, false); err != nil {
+	if _, err := Probe(context.Background(), e, f, cache, false); err != nil {
 		t.Fatal(err)
 	}
 	if f.callCount() != 4 {
@@ -105,7 +105,7 @@ func TestProbeImageSGLang(t *testing.T) {
 		"-m sglang.launch_server --help":              {out: mustHelp(t, "sglang", "0.5.6.post2", false)},
 	}}}
 	e := &config.Engine{Name: "s", Kind: "sglang", Version: "0.5.6.post2", Image: ref}
-	inst, err := Probe(context.Background(), e, "/unused", f, "", false)
+	inst, err := Probe(context.Background(), e, f, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestProbeImageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := &config.Engine{Name: "v", Kind: "vllm", Version: "0.16.0", Image: vllmRef}
-			_, err := Probe(context.Background(), e, "/unused", tt.f, "", false)
+			_, err := Probe(context.Background(), e, tt.f, "", false)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -155,7 +155,7 @@ func TestProbeImageDefaultRunner(t *testing.T) {
 	DefaultImageRunner = f
 	t.Cleanup(func() { DefaultImageRunner = old })
 	e := &config.Engine{Name: "v", Kind: "vllm", Version: "0.16.0", Image: vllmRef}
-	inst, err := Probe(context.Background(), e, "/unused", ExecRunner{}, "", false)
+	inst, err := Probe(context.Background(), e, ExecRunner{}, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestProbeImageDefaultRunner(t *testing.T) {
 func TestRenderImage(t *testing.T) {
 	s := testServer("vllm")
 	e := &config.Engine{Name: "img", Kind: "vllm", Version: "0.16.0", Image: vllmRef}
-	l, diags := Render(s, testModel(), e, nil, "/bin/roofline")
+	l, diags := Render(s, testModel(), e, nil)
 	if diags.HasErrors() {
 		t.Fatal(diagText(diags))
 	}
@@ -187,12 +187,12 @@ func TestRenderImage(t *testing.T) {
 		t.Errorf("env %v lacks the air-gap variables", l.Env)
 	}
 	s.Env = map[string]string{"CUDA_VISIBLE_DEVICES": "0,1"}
-	if _, diags := Render(s, testModel(), e, nil, "/bin/roofline"); !diags.HasErrors() {
+	if _, diags := Render(s, testModel(), e, nil); !diags.HasErrors() {
 		t.Error("CUDA_VISIBLE_DEVICES in a container engine's env is accepted")
 	}
 
 	se := &config.Engine{Name: "sg", Kind: "sglang", Version: "0.5.6.post2", Image: "lmsysorg/sglang@sha256:00"}
-	l, _ = Render(testServer("sglang"), testModel(), se, nil, "/bin/roofline")
+	l, _ = Render(testServer("sglang"), testModel(), se, nil)
 	if got := strings.Join(l.Argv[:5], " "); got != "python3 -m sglang.launch_server --model-path /models/Qwen3-8B" {
 		t.Errorf("SGLang argv starts %q", got)
 	}

@@ -101,7 +101,7 @@ func TestProbeVLLM(t *testing.T) {
 			e := &config.Engine{Name: "v", Kind: "vllm", Version: version, Command: []string{exe}, Env: map[string]string{"VLLM_X": "1"}}
 			r := vllmRunner(t, version)
 			cache := t.TempDir()
-			inst, err := Probe(context.Background(), e, "/unused", r, cache, false)
+			inst, err := Probe(context.Background(), e, r, cache, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +130,7 @@ func TestProbeVLLM(t *testing.T) {
 
 			// Second probe: from the cache, no command runs.
 			n := r.callCount()
-			again, err := Probe(context.Background(), e, "/unused", r, cache, false)
+			again, err := Probe(context.Background(), e, r, cache, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +141,7 @@ func TestProbeVLLM(t *testing.T) {
 				t.Error("the cached probe differs from the fresh one")
 			}
 			// refresh re-probes.
-			if _, err := Probe(context.Background(), e, "/unused", r, cache, true); err != nil || r.callCount() == n {
+			if _, err := Probe(context.Background(), e, r, cache, true); err != nil || r.callCount() == n {
 				t.Errorf("refresh did not re-probe (err %v)", err)
 			}
 		})
@@ -155,7 +155,7 @@ func TestProbeSGLang(t *testing.T) {
 		"-m sglang.launch_server --help":              {out: mustHelp(t, "sglang", "0.5.6.post2", false)},
 	}}
 	e := &config.Engine{Name: "sg", Kind: "sglang", Version: "0.5.6.post2", Command: []string{py, "-m", "sglang.launch_server"}}
-	inst, err := Probe(context.Background(), e, "/unused", r, "", false)
+	inst, err := Probe(context.Background(), e, r, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,13 +170,19 @@ func TestProbeRehearsal(t *testing.T) {
 		`rehearsal sglang@0.5.6.post2 -c import sglang; print(sglang.__version__)`: {out: "0.5.6.post2\n"},
 		"rehearsal sglang@0.5.6.post2 -m sglang.launch_server --help":              {out: mustHelp(t, "sglang", "0.5.6.post2", false)},
 	}}
-	e := &config.Engine{Name: "sim", Kind: "sglang", Version: "0.5.6.post2", Rehearsal: true}
-	inst, err := Probe(context.Background(), e, self, r, t.TempDir(), false)
+	// As the CLI resolves a rehearsal engine (rehearsal.Resolve): a command
+	// and a pinned identity.
+	e := &config.Engine{Name: "sim", Kind: "sglang", Version: "0.5.6.post2", Rehearsal: true,
+		Command: []string{self, "rehearsal", "sglang@0.5.6.post2", "-m", "sglang.launch_server"}, PinnedIdentity: "rehearsal:sglang@0.5.6.post2"}
+	inst, err := Probe(context.Background(), e, r, t.TempDir(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if inst.Identity.Executable != self {
 		t.Errorf("identity %s, want roofline itself (%s)", inst.Identity.Executable, self)
+	}
+	if inst.Identity.InstallHash != "" || LockIdentity(e, inst) != "rehearsal:sglang@0.5.6.post2" {
+		t.Errorf("a pinned identity is not hashed: %+v, lock identity %q", inst.Identity, LockIdentity(e, inst))
 	}
 }
 
@@ -214,7 +220,7 @@ func TestProbeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Probe(context.Background(), tt.e, "/unused", tt.r, "", false)
+			_, err := Probe(context.Background(), tt.e, tt.r, "", false)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -234,7 +240,7 @@ func TestProbeCacheInvalidation(t *testing.T) {
 	cache := t.TempDir()
 	probe := func() {
 		t.Helper()
-		if _, err := Probe(context.Background(), e, "", r, cache, false); err != nil {
+		if _, err := Probe(context.Background(), e, r, cache, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -299,7 +305,7 @@ func TestProbeVenvUpgrade(t *testing.T) {
 	}}
 	e := &config.Engine{Name: "sg", Kind: "sglang", Version: "0.5.6.post2", Command: []string{py, "-m", "sglang.launch_server"}}
 	cache := t.TempDir()
-	inst, err := Probe(context.Background(), e, "", r, cache, false)
+	inst, err := Probe(context.Background(), e, r, cache, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,13 +313,13 @@ func TestProbeVenvUpgrade(t *testing.T) {
 		t.Fatalf("identity %+v", inst.Identity)
 	}
 	n := r.callCount()
-	if _, err := Probe(context.Background(), e, "", r, cache, false); err != nil || r.callCount() != n {
+	if _, err := Probe(context.Background(), e, r, cache, false); err != nil || r.callCount() != n {
 		t.Fatalf("an unchanged venv was probed again (%v)", err)
 	}
 	if err := os.Rename(filepath.Join(site, "sglang-0.5.6.post2.dist-info"), filepath.Join(site, "sglang-0.5.7.dist-info")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Probe(context.Background(), e, "", r, cache, false); err != nil || r.callCount() == n {
+	if _, err := Probe(context.Background(), e, r, cache, false); err != nil || r.callCount() == n {
 		t.Errorf("an upgraded SGLang was served from the cache (%v)", err)
 	}
 }
@@ -393,12 +399,12 @@ func BenchmarkProbeCached(b *testing.B) {
 	e := &config.Engine{Name: "v", Kind: "vllm", Version: "0.16.0", Command: []string{exe}}
 	r := vllmRunner(b, "0.16.0")
 	cache := b.TempDir()
-	if _, err := Probe(context.Background(), e, "", r, cache, false); err != nil {
+	if _, err := Probe(context.Background(), e, r, cache, false); err != nil {
 		b.Fatal(err)
 	}
 	n := r.callCount()
 	for b.Loop() {
-		if _, err := Probe(context.Background(), e, "", r, cache, false); err != nil {
+		if _, err := Probe(context.Background(), e, r, cache, false); err != nil {
 			b.Fatal(err)
 		}
 	}

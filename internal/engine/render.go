@@ -68,7 +68,7 @@ type renderer struct {
 // and checks every flag against the installed flag list inst (nil: render
 // without checks, e.g. when the engine is not installed here).
 //
-// Argv is Command(e, self), for vLLM `serve MODEL_PATH`, then the flags in
+// Argv is Command(e), for vLLM `serve MODEL_PATH`, then the flags in
 // the seed's order: model and served name (and host, port), parallelism,
 // context, memory, parsers (and chat template), quantization and KV cache,
 // batching (and eager mode, prefix caching), speculation, then extra_args.
@@ -78,14 +78,14 @@ type renderer struct {
 // Env is CUDA_VISIBLE_DEVICES from gpus (not for an image engine, whose
 // container is given only its GPUs), the air-gap variables, then the
 // engine's env, then the server's (the server wins).
-func Render(s *config.Server, m *config.Model, e *config.Engine, inst *Installed, self string) (*Launch, hcl.Diagnostics) {
+func Render(s *config.Server, m *config.Model, e *config.Engine, inst *Installed) (*Launch, hcl.Diagnostics) {
 	r := &renderer{s: s, m: m, e: e, inst: inst, kind: e.Kind, k: Lookup(e.Kind)}
 	if r.k == nil {
 		rng := e.Range("kind")
 		r.errorf(&rng, "Unsupported engine kind", "Engine %q has kind %q; roofline runs %s.", e.Name, e.Kind, kinds.Or(true))
 		return nil, r.diags
 	}
-	prefix := Command(e, self)
+	prefix := Command(e)
 	if prefix == nil {
 		rng := e.DeclRange
 		r.errorf(&rng, "Engine cannot be launched", "Engine %q has no command: set command, image, or rehearsal = true.", e.Name)

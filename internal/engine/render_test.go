@@ -94,7 +94,7 @@ func TestRenderGolden(t *testing.T) {
 	for _, c := range refCases {
 		t.Run(c.String(), func(t *testing.T) {
 			e := testEngine(c.kind, c.version)
-			l, diags := Render(testServer(c.kind), testModel(), e, reference(t, c.kind, c.version), "/usr/local/bin/roofline")
+			l, diags := Render(testServer(c.kind), testModel(), e, reference(t, c.kind, c.version))
 			if diags.HasErrors() || l == nil {
 				t.Fatalf("diagnostics: %s", diagText(diags))
 			}
@@ -283,7 +283,7 @@ func TestRenderDiagnostics(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, e := testServer(tt.kind), testEngine(tt.kind, tt.version)
 			tt.edit(s, e)
-			l, diags := Render(s, testModel(), e, reference(t, tt.kind, tt.version), "/bin/roofline")
+			l, diags := Render(s, testModel(), e, reference(t, tt.kind, tt.version))
 			if l == nil {
 				t.Fatal("no launch")
 			}
@@ -344,7 +344,7 @@ func TestRenderShapes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := testServer(tt.kind)
 			tt.edit(s)
-			l, diags := Render(s, testModel(), testEngine(tt.kind, tt.ver), reference(t, tt.kind, tt.ver), "/bin/roofline")
+			l, diags := Render(s, testModel(), testEngine(tt.kind, tt.ver), reference(t, tt.kind, tt.ver))
 			if diags.HasErrors() {
 				t.Fatal(diagText(diags))
 			}
@@ -373,7 +373,7 @@ func TestRenderCommandAndEnv(t *testing.T) {
 	s := testServer("vllm")
 	e := testEngine("vllm", "0.16.0")
 	e.Env = map[string]string{"NCCL_DEBUG": "INFO", "VLLM_LOGGING_LEVEL": "DEBUG"}
-	l, _ := Render(s, testModel(), e, nil, "/bin/roofline")
+	l, _ := Render(s, testModel(), e, nil)
 	want := map[string]string{"CUDA_VISIBLE_DEVICES": "0,1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
 		"VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1", "NCCL_DEBUG": "WARN", "VLLM_LOGGING_LEVEL": "DEBUG"}
 	if fmt.Sprint(l.Env) != fmt.Sprint(want) {
@@ -384,19 +384,17 @@ func TestRenderCommandAndEnv(t *testing.T) {
 		e    *config.Engine
 		want string
 	}{
-		{&config.Engine{Kind: "vllm", Version: "0.16.0", Rehearsal: true}, "/bin/roofline rehearsal vllm@0.16.0"},
-		{&config.Engine{Kind: "sglang", Version: "0.5.6.post2", Rehearsal: true}, "/bin/roofline rehearsal sglang@0.5.6.post2 -m sglang.launch_server"},
 		{&config.Engine{Kind: "vllm", Command: []string{"/opt/v/bin/vllm"}}, "/opt/v/bin/vllm"},
 		{&config.Engine{Kind: "vllm", Image: "vllm/vllm-openai@sha256:00"}, "vllm"},
 		{&config.Engine{Kind: "sglang", Image: "lmsysorg/sglang@sha256:00"}, "python3 -m sglang.launch_server"},
 	} {
-		if got := strings.Join(Command(tt.e, "/bin/roofline"), " "); got != tt.want {
+		if got := strings.Join(Command(tt.e), " "); got != tt.want {
 			t.Errorf("Command(%+v) = %q, want %q", tt.e, got, tt.want)
 		}
 	}
 
 	e = &config.Engine{Name: "none", Kind: "vllm", Version: "0.16.0", DeclRange: lineRange("engines.hcl", 7)}
-	l, diags := Render(s, testModel(), e, nil, "/bin/roofline")
+	l, diags := Render(s, testModel(), e, nil)
 	if l != nil || len(diags) != 1 || !strings.Contains(diags[0].Detail, "has no command") || diags[0].Subject.Start.Line != 7 {
 		t.Errorf("engine without a command: %v %s", l, diagText(diags))
 	}
@@ -413,7 +411,7 @@ func TestRenderUnknownVersion(t *testing.T) {
 	inst := &Installed{Kind: "vllm", Version: "0.99.0", Flags: fs}
 	s := bareServer(testServer("vllm"))
 	s.ToolCallParser, s.ReasoningParser = "gamma", "anything"
-	_, diags := Render(s, testModel(), testEngine("vllm", "0.99.0"), inst, "/bin/roofline")
+	_, diags := Render(s, testModel(), testEngine("vllm", "0.99.0"), inst)
 	text := diagText(diags)
 	for _, want := range []string{
 		"servers.hcl:" + itoa(attrLine("tool_call_parser")) + ": Flag not supported by the installed engine: roofline adds --enable-auto-tool-choice because vLLM needs it",
@@ -456,7 +454,7 @@ func FuzzRenderExtraArgs(f *testing.F) {
 		}
 		s := testServer(kind)
 		s.ExtraArgs = strings.Split(extra, "\x00")
-		l, diags := Render(s, testModel(), testEngine(kind, inst.Version), inst, "/bin/roofline")
+		l, diags := Render(s, testModel(), testEngine(kind, inst.Version), inst)
 		if l == nil {
 			t.Fatal("no launch")
 		}

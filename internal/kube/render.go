@@ -121,7 +121,7 @@ func Render(spec Spec) (*Rendered, hcl.Diagnostics) {
 	if srv.Host == "" {
 		srv.Host = "0.0.0.0"
 	}
-	launch, diags := engine.Render(&srv, spec.Model, spec.Engine, spec.Installed, "")
+	launch, diags := engine.Render(&srv, spec.Model, spec.Engine, spec.Installed)
 	if diags.HasErrors() || launch == nil {
 		return nil, diags
 	}

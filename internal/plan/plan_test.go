@@ -19,6 +19,7 @@ import (
 	"github.com/roofline/roofline/internal/gpu/gputest"
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/model/modeltest"
+	"github.com/roofline/roofline/internal/rehearsal"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -107,8 +108,9 @@ func run(t *testing.T, c tc) *Plan {
 	if diags.HasErrors() {
 		t.Fatalf("config: %v", diags)
 	}
+	rehearsal.ResolveAll(cfg, "/usr/bin/roofline") // as the CLI does
 	in := &Inputs{Config: cfg, Prior: c.prior, Snapshot: c.snap, Engines: map[string]EngineResult{}, Models: map[string]ModelResult{},
-		Observed: c.observed, Ports: c.ports, Self: "/usr/bin/roofline", Mode: c.mode, Replace: c.replace,
+		Observed: c.observed, Ports: c.ports, Mode: c.mode, Replace: c.replace,
 		Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 	if in.Snapshot == nil {
 		in.Snapshot = gputest.H100s(8)
@@ -462,8 +464,9 @@ model "elsewhere" {
 		t.Fatal(diags)
 	}
 	mk := func(review bool) *Plan {
+		rehearsal.ResolveAll(cfg, "/usr/bin/roofline") // as the CLI does
 		in := &Inputs{Config: cfg, Snapshot: gputest.H100s(8), Engines: map[string]EngineResult{}, Models: map[string]ModelResult{},
-			Self: "/usr/bin/roofline", Review: review, Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+			Review: review, Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 		for name := range cfg.Engines {
 			in.Engines[name] = EngineResult{Err: fmt.Errorf("executable %q not found", "/opt/vllm/bin/vllm")}
 		}

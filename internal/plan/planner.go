@@ -149,10 +149,7 @@ type Inputs struct {
 	// Calibrations are the engines' measured figures of past starts.
 	Calibrations *state.Calibrations
 	Ports        PortChecker
-	// Self is the executable that runs rehearsal engines.
-	Self string
-
-	Mode Mode
+	Mode         Mode
 	// Review is plan in code review: the GPUs come from a recorded
 	// snapshot and the engines and model folders may not exist on this
 	// machine. A missing engine is then checked against roofline's built-in
@@ -558,7 +555,7 @@ func (pl *planner) desire(s *config.Server) {
 	if er.Installed == nil {
 		return
 	}
-	launch, diags := engine.Render(s, m, e, er.Installed, pl.in.Self)
+	launch, diags := engine.Render(s, m, e, er.Installed)
 	pl.p.Diagnostics = append(pl.p.Diagnostics, diags...)
 	if launch == nil {
 		return
@@ -594,7 +591,7 @@ func (pl *planner) desire(s *config.Server) {
 		b.DeclRange, b.Ranges = hcl.Range{}, nil
 		d.Gate.Bench = &b
 	}
-	prefix := len(engine.Command(e, pl.in.Self))
+	prefix := len(engine.Command(e))
 	d.Sources = flagSources(s, m, launch, prefix)
 	d.CommandLen = prefix
 	d.APIKey, d.APIKeyFile = s.APIKey, s.APIKeyFile
@@ -669,12 +666,11 @@ func (pl *planner) desire(s *config.Server) {
 	}
 }
 
-// engineIdentity fingerprints the install. The rehearsal engine is roofline
-// itself, whose binary changes with every build: only its emulated kind and
-// version identify it.
+// engineIdentity fingerprints the install, or is the identity pinned for
+// an install whose executable changes with every build.
 func engineIdentity(e *config.Engine, inst *engine.Installed) string {
-	if e.Rehearsal {
-		return "rehearsal:" + e.Kind + "@" + e.Version
+	if e.PinnedIdentity != "" {
+		return e.PinnedIdentity
 	}
 	return hashOf(inst.Identity)
 }

@@ -39,7 +39,6 @@ type Refresher struct {
 	Engines   EngineProber
 	Observer  Observer
 	Ports     PortChecker
-	Self      string
 	// Journal is the journal file; the last bench of each server is shown
 	// beside its replacement's gate.
 	Journal string
@@ -59,7 +58,6 @@ func (r *Refresher) Refresh(ctx context.Context, cfg *config.Config, prior *stat
 		Models:   map[string]ModelResult{},
 		Observed: map[string]*Observation{},
 		Ports:    r.Ports,
-		Self:     r.Self,
 		Now:      time.Now(),
 	}
 	var mu sync.Mutex

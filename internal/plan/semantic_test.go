@@ -16,6 +16,7 @@ import (
 	"github.com/roofline/roofline/internal/gpu/gputest"
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/model/modeltest"
+	"github.com/roofline/roofline/internal/rehearsal"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -33,8 +34,9 @@ func planSourceIn(t *testing.T, dir string, src []byte, prior *state.File, obs m
 	if diags.HasErrors() {
 		t.Fatalf("config: %v\n%s", diags, src)
 	}
+	rehearsal.ResolveAll(cfg, "/usr/bin/roofline") // as the CLI does
 	in := &Inputs{Config: cfg, Prior: prior, Snapshot: gputest.H100s(8), Engines: map[string]EngineResult{}, Models: map[string]ModelResult{},
-		Observed: obs, Ports: fakePorts{}, Self: "/usr/bin/roofline", Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+		Observed: obs, Ports: fakePorts{}, Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 	for name, e := range cfg.Engines {
 		if inst, ok := engine.Reference(e.Kind, e.Version); ok {
 			in.Engines[name] = EngineResult{Installed: inst}
@@ -272,7 +274,8 @@ func TestModelFilesNamedInPlan(t *testing.T) {
 	st.Servers["qwen"].Model.Files = map[string]string{"config.json": "10:aa", "model.safetensors": "99:bb"}
 	in := func(files map[string]string, legacy string) *Plan {
 		cfg, _ := config.Load(models, []string{"main.hcl"}, map[string][]byte{"main.hcl": src})
-		i := &Inputs{Config: cfg, Prior: st, Observed: obs, Snapshot: gputest.H100s(8), Engines: map[string]EngineResult{}, Models: map[string]ModelResult{}, Ports: fakePorts{}, Self: "/usr/bin/roofline"}
+		rehearsal.ResolveAll(cfg, "/usr/bin/roofline") // as the CLI does
+		i := &Inputs{Config: cfg, Prior: st, Observed: obs, Snapshot: gputest.H100s(8), Engines: map[string]EngineResult{}, Models: map[string]ModelResult{}, Ports: fakePorts{}}
 		for name, e := range cfg.Engines {
 			inst, _ := engine.Reference(e.Kind, e.Version)
 			i.Engines[name] = EngineResult{Installed: inst}

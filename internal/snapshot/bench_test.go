@@ -17,6 +17,7 @@ import (
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/model/modeltest"
 	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/rehearsal"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -79,8 +80,9 @@ func hostSnapshot(b testing.TB) (cfgDir, snapPath string) {
 	if diags.HasErrors() {
 		b.Fatal(diags)
 	}
+	rehearsal.ResolveAll(cfg, "/usr/bin/roofline") // as the CLI does
 	in := &plan.Inputs{Config: cfg, Snapshot: gputest.H100s(8), Engines: map[string]plan.EngineResult{}, Models: map[string]plan.ModelResult{},
-		Observed: map[string]*plan.Observation{}, Self: "/usr/bin/roofline", Now: time.Now()}
+		Observed: map[string]*plan.Observation{}, Now: time.Now()}
 	for name, e := range cfg.Engines {
 		inst, _ := engine.Reference(e.Kind, e.Version)
 		in.Engines[name] = plan.EngineResult{Installed: inst}
@@ -108,6 +110,7 @@ func hostSnapshot(b testing.TB) (cfgDir, snapPath string) {
 	}
 	in.Prior = st
 	f := Take(in, nil, "gpu-01", time.Now())
+	f.Self = "/usr/bin/roofline" // as the CLI records it
 	ci := b.TempDir()
 	var buf bytes.Buffer
 	if err := f.Write(&buf); err != nil {
@@ -136,6 +139,7 @@ func reviewPlan(b testing.TB, cfgDir, snapPath string, w io.Writer) *plan.Plan {
 	if diags.HasErrors() {
 		b.Fatal(diags)
 	}
+	rehearsal.ResolveAll(cfg, snap.Self) // as the CLI does, as the host runs it
 	in := snap.Inputs(cfg)
 	in.Review, in.Now = true, time.Now()
 	p := plan.Make(in)

@@ -110,7 +110,7 @@ type Model struct {
 func Take(in *plan.Inputs, ports plan.PortChecker, host string, now time.Time) *File {
 	f := &File{
 		FormatVersion: FormatVersion, RooflineVersion: version.Version, CreatedAt: now.UTC(),
-		Host: host, Self: in.Self, State: in.Prior,
+		Host: host, State: in.Prior,
 		Servers: map[string]*Server{}, Engines: map[string]*Engine{}, Models: map[string]*Model{},
 		GPUProcesses: []GPUProcess{}, LastBench: in.LastBench, Calibrations: in.Calibrations,
 	}
@@ -198,7 +198,7 @@ func (f *File) Inputs(cfg *config.Config) *plan.Inputs {
 		Config: cfg, Prior: f.State, Snapshot: f.GPUs,
 		Engines: map[string]plan.EngineResult{}, Models: map[string]plan.ModelResult{},
 		Observed: map[string]*plan.Observation{}, LastBench: f.LastBench, Calibrations: f.Calibrations,
-		Ports: ports(f.Ports), Self: f.Self,
+		Ports: ports(f.Ports),
 	}
 	if f.GPUs == nil {
 		msg := f.GPUError

@@ -17,6 +17,7 @@ import (
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/model/modeltest"
 	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/rehearsal"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -98,8 +99,9 @@ func makePlan(t *testing.T, dir, src string, prior *state.File, targets []string
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
+	rehearsal.ResolveAll(cfg, "/usr/bin/roofline") // as the CLI does
 	in := &plan.Inputs{Config: cfg, Prior: prior, Snapshot: gputest.H100s(4), Engines: map[string]plan.EngineResult{}, Models: map[string]plan.ModelResult{},
-		Observed: map[string]*plan.Observation{}, Self: "/usr/bin/roofline", Targets: targets, Now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+		Observed: map[string]*plan.Observation{}, Targets: targets, Now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	inst, _ := engine.Reference("vllm", "0.16.0")
 	in.Engines["vllm"] = plan.EngineResult{Installed: inst}
 	info, err := model.Inspect(filepath.Join(dir, "qwen3-8b"))

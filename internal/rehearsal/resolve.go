@@ -1,0 +1,32 @@
+package rehearsal
+
+import (
+	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/engine"
+)
+
+// Resolve makes an engine block with rehearsal = true a plain engine
+// command: roofline itself (self), playing the engine's kind at its version
+// — [self rehearsal vllm@V], which then takes `serve MODEL ...` and
+// `--version`; [self rehearsal sglang@V -m sglang.launch_server], whose
+// interpreter part answers `-c "import sglang; ..."`. Its identity is the
+// kind and version, since the binary changes with every build. The CLI
+// resolves every engine before plan or a probe sees it, so that they see
+// only a command. Resolving twice changes nothing.
+func Resolve(e *config.Engine, self string) {
+	if !e.Rehearsal || len(e.Command) > 0 {
+		return
+	}
+	e.Command = append([]string{self, "rehearsal", e.Kind + "@" + e.Version}, engine.LookupOrDefault(e.Kind).ModuleArgs()...)
+	e.PinnedIdentity = "rehearsal:" + e.Kind + "@" + e.Version
+}
+
+// ResolveAll resolves every engine of cfg.
+func ResolveAll(cfg *config.Config, self string) {
+	if cfg == nil {
+		return
+	}
+	for _, e := range cfg.Engines {
+		Resolve(e, self)
+	}
+}
