@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"net"
-	"strconv"
 
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/gate"
@@ -12,7 +10,6 @@ import (
 	"github.com/roofline/roofline/internal/kube/live"
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/views"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // clusterRun is one cluster's plan and the client that made it.
@@ -34,13 +31,7 @@ func planClusters(m *Meta, cfg *config.Config, destroy bool) ([]*clusterRun, boo
 	var runs []*clusterRun
 	for _, name := range cfg.ClusterNames() {
 		cl := cfg.Clusters[name]
-		var specs []kube.Spec
-		for _, sname := range cfg.ClusterServers() {
-			s := cfg.Servers[sname]
-			if s.Cluster == name {
-				specs = append(specs, kube.Spec{Server: s, Model: cfg.Models[s.Model], Engine: cfg.Engines[s.Engine], Cluster: cl})
-			}
-		}
+		specs := kube.Specs(cfg, name)
 		rc, err := live.RESTConfig(cl)
 		var c *live.Client
 		if err == nil {
@@ -75,15 +66,9 @@ func applyClusters(m *Meta, runs []*clusterRun, destroy bool) error {
 		}
 		a := &live.Applier{
 			Client:  r.client,
-			Resolve: clusterIPResolver{},
+			Resolve: live.ClusterIP{},
 			Gate: func(ctx context.Context, addr, base string) error {
-				name := ""
-				for _, s := range r.specs {
-					if s.Server.Addr() == addr {
-						name = s.Model.ServedName
-					}
-				}
-				_, err := gate.Health(ctx, gate.NewClient(2), gate.Target{BaseURL: base, Model: name})
+				_, err := gate.Health(ctx, gate.NewClient(2), gate.Target{BaseURL: base, Model: kube.ServedName(r.specs, addr)})
 				return err
 			},
 			Progress: func(format string, args ...any) { fmt.Fprintf(m.Out, format+"\n", args...) },
@@ -99,15 +84,4 @@ func applyClusters(m *Meta, runs []*clusterRun, destroy bool) error {
 		}
 	}
 	return nil
-}
-
-// clusterIPResolver reaches a Service at its cluster IP: apply must run
-// where the cluster network is routed (a node, a pod, a VPN into it).
-type clusterIPResolver struct{}
-
-func (clusterIPResolver) Resolve(_ context.Context, svc *corev1.Service) (string, func(), error) {
-	if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone || len(svc.Spec.Ports) == 0 {
-		return "", nil, fmt.Errorf("the Service %s has no cluster IP and port", svc.Name)
-	}
-	return "http://" + net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(int(svc.Spec.Ports[0].Port))), func() {}, nil
 }

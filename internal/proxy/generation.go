@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -20,26 +19,35 @@ import (
 // previous generation's connections finish their requests (streams
 // included) and close after their next response ("Connection: close", so
 // no client sends a request on a connection being closed). Nothing is
-// restarted and no connection is cut.
+// restarted and no connection is cut. Every generation accepts from the
+// one listener itself (no hand-off between goroutines on the accept path);
+// a retired one serves the connection it may still be accepting, then stops.
 type generation struct {
-	srv   *http.Server
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
+	srv  *http.Server
+	done chan struct{}
+	once sync.Once
 }
 
 type genKey struct{}
 
 func (p *Proxy) newGeneration(l Limits) *generation {
-	g := &generation{conns: make(chan net.Conn), done: make(chan struct{})}
+	g := &generation{done: make(chan struct{})}
 	g.srv = &http.Server{Handler: p, ReadHeaderTimeout: l.HeaderTimeout, IdleTimeout: l.IdleTimeout, MaxHeaderBytes: 1 << 20,
 		BaseContext: func(net.Listener) context.Context { return context.WithValue(context.Background(), genKey{}, g) }}
-	go func() { _ = g.srv.Serve(genListener{g}) }()
 	return g
 }
 
 // retire stops the generation's accepting; its connections run on.
 func (g *generation) retire() { g.once.Do(func() { close(g.done) }) }
+
+func (g *generation) retired() bool {
+	select {
+	case <-g.done:
+		return true
+	default:
+		return false
+	}
+}
 
 // stale reports whether r came on a connection of a retired generation.
 func (p *Proxy) stale(r *http.Request) bool {
@@ -47,53 +55,42 @@ func (p *Proxy) stale(r *http.Request) bool {
 	return g != nil && g != p.gen.Load()
 }
 
-// genListener hands a generation's server the connections accept gives it.
-type genListener struct{ g *generation }
-
-func (l genListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.g.conns:
-		return c, nil
-	case <-l.g.done:
-		return nil, net.ErrClosed
-	}
+// genListener is the listener as one generation's server sees it: at most
+// MaxConns connections open at once, all generations together (more wait
+// in the listen queue until one closes).
+type genListener struct {
+	net.Listener
+	g *generation
+	p *Proxy
 }
 
-func (l genListener) Close() error   { l.g.retire(); return nil }
-func (l genListener) Addr() net.Addr { return &net.TCPAddr{} }
-
-// accept takes client connections, at most MaxConns open at once (more wait
-// in the listen queue until one closes), and gives each to the current
-// generation.
-func (p *Proxy) accept(ln net.Listener) error {
-	if p.gen.Load() == nil {
-		p.gen.Store(p.newGeneration(p.limits()))
+func (l genListener) Accept() (net.Conn, error) {
+	if l.g.retired() {
+		return nil, net.ErrClosed
 	}
-	for {
-		p.conns.acquire()
-		c, err := ln.Accept()
-		if err != nil {
-			p.conns.release()
-			if errors.Is(err, net.ErrClosed) {
-				return http.ErrServerClosed
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(5 * time.Millisecond)
-				continue
-			}
-			return err
-		}
-		lc := &limitedConn{Conn: c, release: p.conns.release}
-		for {
-			g := p.gen.Load()
-			select {
-			case g.conns <- lc:
-			case <-g.done:
-				continue // retired meanwhile: the next one takes it
-			}
-			break
-		}
+	l.p.conns.acquire()
+	c, err := l.Listener.Accept()
+	if err != nil {
+		l.p.conns.release()
+		return nil, err
+	}
+	return &limitedConn{Conn: c, release: l.p.conns.release}, nil
+}
+
+// Close retires the generation; the listener itself stays open for the
+// next one (Run closes it).
+func (l genListener) Close() error { l.g.retire(); return nil }
+
+// serve runs generation g's server on ln. Only the current generation's
+// end is reported on errc: a retired one ends because it was replaced.
+func (p *Proxy) serve(ln net.Listener, g *generation, errc chan<- error) {
+	err := g.srv.Serve(genListener{Listener: ln, g: g, p: p})
+	if g.retired() {
+		return
+	}
+	select {
+	case errc <- err:
+	default:
 	}
 }
 
@@ -150,10 +147,12 @@ func (p *Proxy) reloadLimits() {
 	p.conns.setMax(next.MaxConns)
 	if (next.HeaderTimeout != cur.HeaderTimeout || next.IdleTimeout != cur.IdleTimeout) && p.gen.Load() != nil {
 		p.genMu.Lock()
-		old := p.gen.Swap(p.newGeneration(next))
+		g := p.newGeneration(next)
+		old := p.gen.Swap(g)
 		old.retire()
 		p.old = append(p.old, old)
 		p.genMu.Unlock()
+		go p.serve(p.ln, g, p.errc)
 	}
 	p.dirty.Store(true)
 }

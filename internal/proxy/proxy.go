@@ -116,6 +116,8 @@ type Proxy struct {
 	gen   atomic.Pointer[generation]
 	genMu sync.Mutex
 	old   []*generation // retired generations, for shutdown
+	ln    net.Listener  // set by Run before any generation serves
+	errc  chan error
 
 	mu       sync.RWMutex
 	target   string
@@ -455,7 +457,10 @@ func (p *Proxy) Run(ctx context.Context, listen string) error {
 	}
 	p.conns.setMax(p.limits().MaxConns)
 	errc := make(chan error, 1)
-	go func() { errc <- p.accept(ln) }()
+	p.ln, p.errc = ln, errc
+	first := p.newGeneration(p.limits())
+	p.gen.Store(first)
+	go p.serve(ln, first, errc)
 	go func() {
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
