@@ -31,6 +31,7 @@ var documents = []struct {
 	// Terraform's resource_key: a string, a number or null.
 	{"check -json and the agent's /report", reflect.TypeFor[agent.Report](), []string{"internal/agent"}, nil},
 	{"show -json of the state", reflect.TypeFor[views.StateDocument](), []string{"internal/views", "internal/jsonplan"}, nil},
+	{"journal -json", reflect.TypeFor[[]jsonplan.JournalEntry](), []string{"internal/jsonplan"}, nil},
 	{"status -json", reflect.TypeFor[[]views.StatusRow](), []string{"internal/views"}, nil},
 	{"the stream (plan -json, apply -json)", reflect.TypeFor[views.Message](), []string{"internal/views", "internal/jsonplan", "internal/diagfmt"}, []string{"Resource.ResourceKey"}},
 }

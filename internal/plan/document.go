@@ -83,6 +83,10 @@ func VRAMDocument(r *vram.Result) *jsonplan.VRAM { return convVRAM(r) }
 // type for it (state show -json and show -json print the same object).
 func StateServerDocument(s *state.Server) *jsonplan.StateServer { return convStateServer(s) }
 
+// JournalEntryDocument converts a journal entry into the plan document's
+// type for it (journal -json prints the same object).
+func JournalEntryDocument(e *journal.Entry) *jsonplan.JournalEntry { return convJournalEntry(e) }
+
 // convSensitive turns sensitiveMarks' map ("argv": []bool, "env":
 // map[string]bool) into the document's type.
 func convSensitive(m map[string]any) *jsonplan.Sensitive {

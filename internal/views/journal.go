@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/roofline/roofline/internal/journal"
+	"github.com/roofline/roofline/internal/jsonplan"
+	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -24,17 +26,25 @@ func NewJournal(vt ViewType, v *View) Journal {
 	return JournalHuman{v}
 }
 
-// JournalJSON prints the entries as a JSON array ([] when there are none).
+// JournalJSON prints the entries as a JSON array ([] when there are none),
+// each as the plan document's last_bench shows one (jsonplan.JournalEntry).
 type JournalJSON struct{ view *View }
 
 func (j JournalJSON) Entries(_ string, entries []journal.Entry) {
-	if entries == nil {
-		entries = []journal.Entry{}
-	}
 	enc := json.NewEncoder(j.view.Out)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	_ = enc.Encode(entries)
+	_ = enc.Encode(JournalDocumentOf(entries))
+}
+
+// JournalDocumentOf converts the journal's entries into journal -json's
+// own type.
+func JournalDocumentOf(entries []journal.Entry) []jsonplan.JournalEntry {
+	out := make([]jsonplan.JournalEntry, 0, len(entries))
+	for i := range entries {
+		out = append(out, *plan.JournalEntryDocument(&entries[i]))
+	}
+	return out
 }
 
 // JournalHuman prints one short block per entry.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -32,6 +33,26 @@ func TestStateDocumentMatchesTheStateFile(t *testing.T) {
 	}
 	if f.FormatVersion != StateFormatVersion {
 		t.Logf("the state file is format %d, its document %d", f.FormatVersion, StateFormatVersion)
+	}
+}
+
+// TestJournalDocumentMatchesTheJournal: journal -json prints each entry as
+// the journal stores it, through its own types.
+func TestJournalDocumentMatchesTheJournal(t *testing.T) {
+	var e journal.Entry
+	fillAll(reflect.ValueOf(&e).Elem(), 0)
+	for _, k := range []string{`"bench"`, `"agent"`, `"failure"`, `"p99_ttft_ms"`} {
+		if b, _ := json.Marshal(&e); !bytes.Contains(b, []byte(k)) {
+			t.Fatalf("the filler left %s unset: %s", k, b)
+		}
+	}
+	want, _ := json.MarshalIndent([]journal.Entry{e}, "", "  ")
+	got, _ := json.MarshalIndent(JournalDocumentOf([]journal.Entry{e}), "", "  ")
+	if !bytes.Equal(got, want) {
+		t.Errorf("journal -json differs from the journal:\n got %s\nwant %s", got, want)
+	}
+	if b, _ := json.Marshal(JournalDocumentOf(nil)); string(b) != "[]" {
+		t.Errorf("no entries: %s, want []", b)
 	}
 }
 
