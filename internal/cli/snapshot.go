@@ -7,7 +7,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/plan"
@@ -127,10 +126,8 @@ func makeSnapshotPlan(m *Meta, o *planOptions, mode plan.Mode) (*plan.Plan, *sta
 	p.Diagnostics = append(p.Diagnostics, lockDiags(cfg, in.Engines)...)
 	p.Review = true
 	p.SnapshotHost, p.SnapshotCreatedAt = snap.Host, snap.CreatedAt
-	if age := snap.Age(in.Now); o.snapshotMaxAge > 0 && age > o.snapshotMaxAge {
-		p.Diagnostics = append(p.Diagnostics, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Old host snapshot",
-			Detail: fmt.Sprintf("The snapshot of %s was taken %s ago (%s), longer than -snapshot-max-age=%s: the host may have changed since. Run roofline snapshot on the host again.",
-				snap.Host, age.Round(time.Minute), snap.CreatedAt.Format(time.RFC3339), o.snapshotMaxAge)})
+	if d := snap.AgeWarning(in.Now, o.snapshotMaxAge); d != nil {
+		p.Diagnostics = append(p.Diagnostics, d)
 	}
 	if m.diagSink != nil {
 		p.Diagnostics = append(*m.diagSink, p.Diagnostics...)

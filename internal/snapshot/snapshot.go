@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/gpu"
@@ -303,4 +304,17 @@ func (f *File) ServerNames() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// AgeWarning warns when the snapshot was taken longer than maxAge before
+// now (the host may have changed since); nil when it is recent enough or
+// maxAge is 0.
+func (f *File) AgeWarning(now time.Time, maxAge time.Duration) *hcl.Diagnostic {
+	age := f.Age(now)
+	if maxAge <= 0 || age <= maxAge {
+		return nil
+	}
+	return &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Old host snapshot",
+		Detail: fmt.Sprintf("The snapshot of %s was taken %s ago (%s), longer than -snapshot-max-age=%s: the host may have changed since. Run roofline snapshot on the host again.",
+			f.Host, age.Round(time.Minute), f.CreatedAt.Format(time.RFC3339), maxAge)}
 }
