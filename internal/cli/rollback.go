@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/views"
@@ -41,7 +40,6 @@ func runRollback(m *Meta, args []string) int {
 		return ExitError
 	}
 	s := after.Server(name)
-	fmt.Fprintf(m.Out, "server.%s: switched back to pid %d in %s; the instance it replaced (pid %d) is kept: roofline rollback %s switches forward again.\n",
-		name, s.PID, took.Round(time.Millisecond), s.Deposed.PID, name)
+	m.view().RolledBack(name, s.PID, took, s.Deposed.PID)
 	return ExitOK
 }

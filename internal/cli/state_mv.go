@@ -7,7 +7,6 @@ import (
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/journal"
-	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/suggest"
 	"github.com/roofline/roofline/internal/views"
 )
@@ -83,13 +82,6 @@ func stateMv(m *Meta, dir string, dryRun bool, lockTimeout time.Duration, from, 
 	if err := journal.Append(journal.Path(sm.Dir()), journal.MoveEntry(from, to, time.Now())); err != nil {
 		fmt.Fprintf(m.Err, "Warning: the journal does not record the rename: %v\n", err)
 	}
-	fmt.Fprintf(m.Out, "Move %q to %q\nSuccessfully moved 1 object(s).\n", state.ServerAddr(from), state.ServerAddr(to))
-	if s.PID > 0 {
-		fmt.Fprintf(m.Out, "Its process (pid %d) was not touched.\n", s.PID)
-	}
-	if moveErr != nil {
-		fmt.Fprintf(m.Err, "Warning: the state records server.%s, but not every file moved: %v\n", to, moveErr)
-	}
-	fmt.Fprintf(m.Out, "Rename the block in the configuration to match (server %q), or add a moved block; otherwise the next plan destroys server.%s and creates server.%s.\n", to, to, from)
+	m.view().Moved(from, to, s.PID, moveErr)
 	return ExitOK
 }
