@@ -331,46 +331,10 @@ func runAgent(m *Meta, args []string) int {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-hup:
-				_ = notify.Send("RELOADING=1")
-				if *settingsPath == "" {
-					logf("SIGHUP: no -settings file to re-read")
-				} else if s, err := agent.LoadSettings(*settingsPath, base); err != nil {
-					logf("SIGHUP: keeping the settings in force: %v", err)
-				} else {
-					a.SetSettings(s)
-					logf("SIGHUP: settings re-read from %s: tick %s, max_restarts %d", *settingsPath, s.Tick, s.MaxRestarts)
-				}
-				_ = notify.Send("READY=1")
-			}
-		}
-	}()
+	go a.ReloadOn(ctx, hup, notify, *settingsPath, base)
 
-	// READY=1 after the first observation; WATCHDOG=1 after every tick,
-	// so a stuck loop (not just a live process) makes systemd restart the
-	// agent.
-	ready := false
 	watchdog := agent.WatchdogInterval()
-	onTick := func() {
-		status := "STATUS=watching"
-		if rep := a.Report(); rep != nil {
-			status = fmt.Sprintf("STATUS=watching %d server(s), %d drifted", len(rep.Servers), rep.Drift)
-		}
-		if !ready {
-			ready = true
-			_ = notify.Send("READY=1\n" + status)
-		} else {
-			_ = notify.Send(status)
-		}
-		if watchdog > 0 {
-			_ = notify.Send("WATCHDOG=1")
-		}
-	}
+	onTick := a.SystemdTick(notify, watchdog)
 	if watchdog > 0 && watchdog < settings.Tick {
 		logf("warning: the systemd watchdog (%s) is shorter than two ticks (%s); set WatchdogSec to at least 3 ticks", 2*watchdog, 2*settings.Tick)
 	}
