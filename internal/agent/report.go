@@ -11,6 +11,7 @@ import (
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/journal"
+	"github.com/roofline/roofline/internal/jsonplan"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -76,42 +77,11 @@ type ServerReport struct {
 }
 
 // BenchFigures are the figures of a server's last gate benchmark in the
-// report: the report's own type, so that it changes only when this file
-// does (docs/agent.md).
-type BenchFigures struct {
-	Endpoint             string   `json:"endpoint,omitempty"`
-	MaxConcurrency       int      `json:"max_concurrency,omitempty"`
-	RequestRate          float64  `json:"request_rate,omitempty"`
-	NumPrompts           int      `json:"num_prompts"`
-	InputTokens          int      `json:"input_tokens"`
-	OutputTokens         int      `json:"output_tokens"`
-	Duration             float64  `json:"duration"`
-	Completed            int      `json:"completed"`
-	Failed               int      `json:"failed"`
-	RequestThroughput    float64  `json:"request_throughput"`
-	OutputThroughput     float64  `json:"output_throughput"`
-	TotalTokenThroughput float64  `json:"total_token_throughput"`
-	MedianTTFTMs         float64  `json:"median_ttft_ms"`
-	P99TTFTMs            float64  `json:"p99_ttft_ms"`
-	MedianTPOTMs         float64  `json:"median_tpot_ms"`
-	P99TPOTMs            float64  `json:"p99_tpot_ms"`
-	MedianITLMs          float64  `json:"median_itl_ms"`
-	P99ITLMs             float64  `json:"p99_itl_ms"`
-	MedianE2ELMs         float64  `json:"median_e2el_ms"`
-	P99E2ELMs            float64  `json:"p99_e2el_ms"`
-	Passed               *bool    `json:"passed,omitempty"`
-	Violations           []string `json:"violations,omitempty"`
-}
+// report: the documents' own type (docs/agent.md), not the journal's.
+type BenchFigures = jsonplan.BenchResult
 
-// benchFigures converts the journal's bench summary, field by field.
-func benchFigures(b *journal.BenchSummary) *BenchFigures {
-	return &BenchFigures{Endpoint: b.Endpoint, MaxConcurrency: b.MaxConcurrency, RequestRate: b.RequestRate, NumPrompts: b.NumPrompts,
-		InputTokens: b.InputTokens, OutputTokens: b.OutputTokens, Duration: b.Duration, Completed: b.Completed, Failed: b.Failed,
-		RequestThroughput: b.RequestThroughput, OutputThroughput: b.OutputThroughput, TotalTokenThroughput: b.TotalTokenThroughput,
-		MedianTTFTMs: b.MedianTTFTMs, P99TTFTMs: b.P99TTFTMs, MedianTPOTMs: b.MedianTPOTMs, P99TPOTMs: b.P99TPOTMs,
-		MedianITLMs: b.MedianITLMs, P99ITLMs: b.P99ITLMs, MedianE2ELMs: b.MedianE2ELMs, P99E2ELMs: b.P99E2ELMs,
-		Passed: b.Passed, Violations: b.Violations}
-}
+// benchFigures converts the journal's bench summary.
+func benchFigures(b *journal.BenchSummary) *BenchFigures { return b.Document() }
 
 // observeAll looks at every server of st in parallel; gen says which
 // servers also get a short generation.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/roofline/roofline/internal/fsx"
+	"github.com/roofline/roofline/internal/jsonplan"
 )
 
 // FileName is the journal's name inside the state directory.
@@ -150,6 +151,23 @@ type BenchSummary struct {
 	// Passed is the threshold verdict when thresholds were checked.
 	Passed     *bool    `json:"passed,omitempty"`
 	Violations []string `json:"violations,omitempty"`
+}
+
+// Document is the summary as the documents show it (journal -json, the
+// plan document, check -json): their own type, converted field by field,
+// in one place.
+func (b *BenchSummary) Document() *jsonplan.BenchResult {
+	if b == nil {
+		return nil
+	}
+	return &jsonplan.BenchResult{
+		Endpoint: b.Endpoint, MaxConcurrency: b.MaxConcurrency, RequestRate: b.RequestRate, NumPrompts: b.NumPrompts,
+		InputTokens: b.InputTokens, OutputTokens: b.OutputTokens, Duration: b.Duration, Completed: b.Completed, Failed: b.Failed,
+		RequestThroughput: b.RequestThroughput, OutputThroughput: b.OutputThroughput, TotalTokenThroughput: b.TotalTokenThroughput,
+		MedianTTFTMs: b.MedianTTFTMs, P99TTFTMs: b.P99TTFTMs, MedianTPOTMs: b.MedianTPOTMs, P99TPOTMs: b.P99TPOTMs,
+		MedianITLMs: b.MedianITLMs, P99ITLMs: b.P99ITLMs, MedianE2ELMs: b.MedianE2ELMs, P99E2ELMs: b.P99E2ELMs,
+		Passed: b.Passed, Violations: b.Violations,
+	}
 }
 
 // Path is the journal file of a state directory.

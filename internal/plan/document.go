@@ -467,7 +467,7 @@ func convJournalEntry(in *journal.Entry) *jsonplan.JournalEntry {
 		Argv:          in.Argv,
 		Gate:          convJournalGate(in.Gate),
 		Failure:       convJournalFailure(in.Failure),
-		Bench:         convBenchResult(in.Bench),
+		Bench:         in.Bench.Document(),
 		Agent:         convAgentEvent(in.Agent),
 	}
 }
@@ -516,36 +516,6 @@ func convJournalFailure(in *journal.Failure) *jsonplan.JournalFailure {
 		Class:   in.Class,
 		Error:   in.Error,
 		KeptOld: in.KeptOld,
-	}
-}
-
-func convBenchResult(in *journal.BenchSummary) *jsonplan.BenchResult {
-	if in == nil {
-		return nil
-	}
-	return &jsonplan.BenchResult{
-		Endpoint:             in.Endpoint,
-		MaxConcurrency:       in.MaxConcurrency,
-		RequestRate:          in.RequestRate,
-		NumPrompts:           in.NumPrompts,
-		InputTokens:          in.InputTokens,
-		OutputTokens:         in.OutputTokens,
-		Duration:             in.Duration,
-		Completed:            in.Completed,
-		Failed:               in.Failed,
-		RequestThroughput:    in.RequestThroughput,
-		OutputThroughput:     in.OutputThroughput,
-		TotalTokenThroughput: in.TotalTokenThroughput,
-		MedianTTFTMs:         in.MedianTTFTMs,
-		P99TTFTMs:            in.P99TTFTMs,
-		MedianTPOTMs:         in.MedianTPOTMs,
-		P99TPOTMs:            in.P99TPOTMs,
-		MedianITLMs:          in.MedianITLMs,
-		P99ITLMs:             in.P99ITLMs,
-		MedianE2ELMs:         in.MedianE2ELMs,
-		P99E2ELMs:            in.P99E2ELMs,
-		Passed:               in.Passed,
-		Violations:           in.Violations,
 	}
 }
 
