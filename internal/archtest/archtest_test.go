@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 	"internal/agent":           {"internal/state", "internal/journal", "internal/jsonplan", "internal/engine/logdiag"},
 	"internal/journal":         {"internal/jsonplan"},
 	"internal/rehearsal":       {"internal/config", "internal/engine", "internal/engine/kinds", "internal/engine/refdata", "internal/model", "internal/vram", "internal/vram/fromodel", "internal/gpu"},
-	"internal/state":           {"internal/version"},
+	"internal/state":           {"internal/version", "internal/suggest"},
 	"internal/driver":          {"internal/state"},
 	"internal/driver/process":  {"internal/driver", "internal/state"},
 	"internal/driver/docker":   {"internal/driver", "internal/state"},

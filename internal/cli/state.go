@@ -79,46 +79,6 @@ func openState(m *Meta, dir string) (*state.Filesystem, bool) {
 // roofline that ended without releasing it.
 func staleLockNote(m *Meta) func(*state.LockInfo) { return m.view().StaleLockTakenOver }
 
-// parseServerAddr accepts "server.NAME" or "NAME".
-func parseServerAddr(arg string) (string, error) {
-	if strings.HasPrefix(arg, "module.") {
-		return arg, nil
-	}
-	kind, name, dotted := strings.Cut(arg, ".")
-	switch {
-	case !dotted:
-		name = arg
-	case kind != "server":
-		return "", fmt.Errorf("%q is not a server address: the state records servers only; write server.NAME", arg)
-	}
-	if name == "" {
-		return "", fmt.Errorf("%q has no server name; write server.NAME", arg)
-	}
-	return name, nil
-}
-
-// lookupServers resolves addresses against f; an unknown one is an error
-// with a suggestion.
-func lookupServers(f *state.File, args []string) ([]*state.Server, error) {
-	var out []*state.Server
-	for _, a := range args {
-		name, err := parseServerAddr(a)
-		if err != nil {
-			return nil, err
-		}
-		s := f.Server(name)
-		if s == nil {
-			hint := suggest.DidYouMean(name, f.Names())
-			if len(f.Servers) == 0 {
-				hint = " The state records no servers."
-			}
-			return nil, fmt.Errorf("server.%s is not in the state.%s Run \"roofline state list\" to see what is", name, hint)
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
 // lockState takes the state lock for op (waiting up to timeout) for a
 // command that rewrites the state; the returned func releases it.
 func lockState(m *Meta, sm *state.Filesystem, op string, timeout time.Duration) (func(), bool) {
@@ -186,7 +146,7 @@ func runStateShow(m *Meta, args []string) int {
 	if !ok {
 		return ExitError
 	}
-	servers, err := lookupServers(f, fs.Args())
+	servers, err := f.Lookup(fs.Args())
 	if err != nil {
 		m.view().Errorf("%v.", err)
 		return ExitError
@@ -222,7 +182,7 @@ func runStateRm(m *Meta, args []string) int {
 	if !ok {
 		return ExitError
 	}
-	servers, err := lookupServers(f, fs.Args())
+	servers, err := f.Lookup(fs.Args())
 	if err != nil {
 		m.view().Errorf("%v. Nothing was removed.", err)
 		return ExitError

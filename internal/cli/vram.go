@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/roofline/roofline/internal/engine"
@@ -98,12 +96,7 @@ func runVRAM(m *Meta, args []string) int {
 		m.view().Errorf("%v", err)
 		return ExitError
 	}
-	var problems []string
-	for _, p := range info.Problems {
-		if p.Severity == model.SeverityError {
-			problems = append(problems, p.Summary)
-		}
-	}
+	problems := info.ErrorSummaries()
 	spec, err := fromodel.Spec(info)
 	if err != nil {
 		views.NewVRAM(views.ViewHuman, m.view()).Unusable(a.modelDir, err, problems)
@@ -146,7 +139,6 @@ func countTrue(bs ...bool) int {
 // vramResolveGPUs turns -gpu-gib, -gpu or a snapshot into the GPU facts.
 func vramResolveGPUs(a *vramArgs) (views.VRAMGPUs, error) {
 	var g views.VRAMGPUs
-	n := a.tp * a.pp
 	switch {
 	case a.gpuGiBSet:
 		g.Total = uint64(a.gpuGiB * vram.GiB)
@@ -169,36 +161,9 @@ func vramResolveGPUs(a *vramArgs) (views.VRAMGPUs, error) {
 		}
 		return g, err
 	}
-	var picked []*gpu.GPU
-	if a.gpusSet {
-		seen := map[int]bool{}
-		for _, f := range strings.Split(a.gpus, ",") {
-			i, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil {
-				return g, fmt.Errorf("-gpus %q: give GPU indexes separated by commas, like 0,1", a.gpus)
-			}
-			d, ok := snap.GPU(i)
-			if !ok {
-				return g, fmt.Errorf("-gpus: there is no GPU %d in %s (it has %d GPUs)", i, snap.Source, len(snap.GPUs))
-			}
-			if seen[i] {
-				return g, fmt.Errorf("-gpus: GPU %d is listed twice", i)
-			}
-			seen[i] = true
-			picked = append(picked, d)
-		}
-		if len(picked) != n {
-			return g, fmt.Errorf("-gpus lists %d GPUs but TP %d x PP %d needs %d", len(picked), a.tp, a.pp, n)
-		}
-	} else {
-		gs := append([]gpu.GPU(nil), snap.GPUs...)
-		sort.Slice(gs, func(i, j int) bool { return gs[i].Index < gs[j].Index })
-		if len(gs) < n {
-			return g, fmt.Errorf("TP %d x PP %d needs %d GPUs, %s has %d", a.tp, a.pp, n, snap.Source, len(gs))
-		}
-		for i := 0; i < n; i++ {
-			picked = append(picked, &gs[i])
-		}
+	picked, err := snap.Pick(a.gpus, a.gpusSet, a.tp, a.pp)
+	if err != nil {
+		return g, err
 	}
 	for i, d := range picked {
 		t := d.CUDATotalBytes()

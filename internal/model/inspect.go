@@ -175,6 +175,18 @@ func (i *Info) HasErrors() bool {
 	return false
 }
 
+// ErrorSummaries returns the one-line summaries of the problems that are
+// errors, in order (nil when there are none).
+func (i *Info) ErrorSummaries() []string {
+	var out []string
+	for _, p := range i.Problems {
+		if p.Severity == SeverityError {
+			out = append(out, p.Summary)
+		}
+	}
+	return out
+}
+
 // walk sums the sizes of the regular files under dir and warns about pickle
 // files below the top level (such as Llama's original/consolidated.00.pth):
 // engines do not load them, but they have no place on an air-gapped server.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -266,5 +267,28 @@ func TestInspectSymlinkedSnapshot(t *testing.T) {
 	a, b := inspect(t, blobs), inspect(t, snap)
 	if len(b.Problems) != 0 || len(b.Shards) != 2 || b.TotalBytes != a.TotalBytes || b.WeightsBytes() != a.WeightsBytes() {
 		t.Errorf("snapshot: %d shards, %d bytes (want %d), problems %+v", len(b.Shards), b.TotalBytes, a.TotalBytes, b.Problems)
+	}
+}
+
+func TestInfoErrorSummaries(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		probs []model.Problem
+		want  []string
+	}{
+		{"none", nil, nil},
+		{"warnings only", []model.Problem{{Severity: model.SeverityWarning, Summary: "w"}}, nil},
+		{"errors in order", []model.Problem{
+			{Severity: model.SeverityError, Summary: "a"},
+			{Severity: model.SeverityWarning, Summary: "w"},
+			{Severity: model.SeverityError, Summary: "b"},
+		}, []string{"a", "b"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			info := &model.Info{Problems: c.probs}
+			if got := info.ErrorSummaries(); !slices.Equal(got, c.want) {
+				t.Errorf("ErrorSummaries() = %q, want %q", got, c.want)
+			}
+		})
 	}
 }
