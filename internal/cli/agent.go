@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/agent"
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/config"
@@ -142,88 +141,39 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 	in.Mode, in.Targets, in.Replace = plan.ModeNormal, append(slices.Clone(rs.Targets), rs.Kept...), rs.Replace
 	p := plan.Make(in)
 	if p.HasErrors() {
-		var msgs []string
-		for _, d := range p.Diagnostics {
-			if d.Severity == hcl.DiagError {
-				msgs = append(msgs, d.Summary+": "+d.Detail)
-			}
-		}
-		return rs.FailAll(errors.New("the plan to restart has errors: "+strings.Join(msgs, "; ")), "plan")
+		return rs.FailAll(errors.New("the plan to restart has errors: "+p.ErrorsText()), "plan")
 	}
-	var keep, kept []*plan.Change
-	for _, c := range p.Changes {
-		o := rs.Out(c.Name)
-		if o == nil || !slices.Contains(rs.Targets, c.Name) {
-			if c.After != nil && slices.Contains(rs.Kept, c.Name) {
-				c.Action = plan.NoOp
-				kept = append(kept, c)
-			}
-			continue
-		}
-		switch {
-		case c.Action == plan.NoOp || c.Action == plan.Update:
-			o.Skipped = "nothing to do: it serves again"
-		case c.Before == nil || c.After == nil || c.Action == plan.Delete:
-			o.Skipped, o.Lasting = "the plan would "+strings.Join(c.Action.JSON(), " and ")+" it: left to roofline apply", true
-		case c.Before.ConfigHash != c.After.ConfigHash:
-			o.Skipped, o.Lasting = "its configuration changed since the last apply ("+c.Reason+"): the agent restarts only what was applied; run roofline apply", true
-		default:
-			keep = append(keep, c)
+	keep, skipped := p.Restarts(rs.Targets, rs.Kept)
+	for name, sk := range skipped {
+		if o := rs.Out(name); o != nil {
+			o.Skipped, o.Lasting = sk.Reason, sk.Lasting
 		}
 	}
 	if len(keep) == 0 {
 		return rs.Outs
 	}
-	p.Changes = append(keep, kept...)
 	ap := &apply.Applier{
 		State: r.b.states, Drivers: r.b.drivers, Gates: newGates(r.m), Hooks: agentHooks{r.logf},
 		StateDir: r.b.stateDir, Proxies: r.b.proxies(),
 		Journal: journalFor(r.b, func() *gpu.Snapshot { return p.Snapshot }), Secrets: r.m.secrets,
 	}
 	after, err := ap.Apply(ctx, p, st)
-	failed := map[string]*apply.ServerError{}
-	var other []string
-	for _, e := range flatten(err) {
-		var se *apply.ServerError
-		if errors.As(e, &se) {
-			failed[strings.TrimPrefix(se.Addr, "server.")] = se
-		} else if e != nil {
-			other = append(other, e.Error())
-		}
-	}
-	for _, c := range keep {
-		o := rs.Out(c.Name)
-		switch se := failed[c.Name]; {
+	failed, other := apply.ServerErrors(err)
+	for _, name := range keep {
+		o := rs.Out(name)
+		switch se := failed[name]; {
 		case se != nil:
 			o.Failed(se, se.Phase, se.Err, se.Diagnosis)
 		case len(other) > 0:
 			o.Err = errors.New(strings.Join(other, "; "))
 		default:
 			o.Restarted = true
-			if s := after.Server(c.Name); s != nil {
+			if s := after.Server(name); s != nil {
 				o.PID = s.PID
 			}
 		}
 	}
 	return rs.Outs
-}
-
-// flatten lists the errors a multierror or errors.Join holds.
-func flatten(err error) []error {
-	if err == nil {
-		return nil
-	}
-	if u, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range u.Unwrap() {
-			out = append(out, flatten(e)...)
-		}
-		return out
-	}
-	if u, ok := err.(interface{ WrappedErrors() []error }); ok {
-		return u.WrappedErrors()
-	}
-	return []error{err}
 }
 
 // agentHooks logs apply's progress lines.
@@ -451,23 +401,10 @@ func (t agentRetirer) Retire(ctx context.Context, now time.Time) ([]string, erro
 	if p.HasErrors() {
 		return nil, errors.New("the plan to end rollback windows has errors; run roofline plan")
 	}
-	var keep []*plan.Change
-	var retired []string
-	for _, c := range p.Changes {
-		if c.After == nil {
-			continue
-		}
-		if c.Action == plan.Update && strings.Contains(c.Reason, "rollback window ended") {
-			retired = append(retired, c.Name)
-		} else {
-			c.Action = plan.NoOp // its window runs on: apply's recovery reads it here
-		}
-		keep = append(keep, c)
-	}
+	retired := p.EndWindows()
 	if len(retired) == 0 {
 		return nil, nil
 	}
-	p.Changes = keep
 	ap := &apply.Applier{State: t.r.b.states, Drivers: t.r.b.drivers, Gates: newGates(t.r.m), Hooks: agentHooks{t.r.logf},
 		StateDir: t.r.b.stateDir, Proxies: t.r.b.proxies(), Secrets: t.r.m.secrets}
 	if _, err := ap.Apply(ctx, p, st); err != nil {
