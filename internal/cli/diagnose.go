@@ -2,10 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -100,29 +97,7 @@ func serverLogPath(m *Meta, cfg *config.Config, name string) (string, bool) {
 	return "", false
 }
 
-// diagnoseLog classifies the log at path ("-" is standard input), reading
-// only its tail into memory.
+// diagnoseLog classifies the log at path ("-" is standard input).
 func diagnoseLog(m *Meta, path string) (logdiag.Diagnosis, error) {
-	var r io.Reader
-	if path == "-" {
-		if m.In == nil {
-			return logdiag.Diagnosis{}, errors.New("no standard input to read the log from")
-		}
-		r = m.In
-	} else {
-		f, err := os.Open(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return logdiag.Diagnosis{}, fmt.Errorf("no log file at %s.\n\nCheck the path; apply writes each server's log to <state_dir>/logs/SERVER.log", path)
-		}
-		if err != nil {
-			return logdiag.Diagnosis{}, fmt.Errorf("cannot read the log: %w", err)
-		}
-		defer f.Close()
-		r = f
-	}
-	d, err := logdiag.ClassifyReader(r)
-	if err != nil {
-		return d, fmt.Errorf("cannot read the log %s: %w", path, err)
-	}
-	return d, nil
+	return logdiag.ClassifyFile(path, m.In)
 }

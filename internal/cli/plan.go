@@ -4,17 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sort"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/plan"
-	"github.com/roofline/roofline/internal/portcheck"
 	"github.com/roofline/roofline/internal/state"
-	"github.com/roofline/roofline/internal/suggest"
 	"github.com/roofline/roofline/internal/views"
 	"github.com/spf13/pflag"
 )
@@ -72,54 +67,15 @@ func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
 	}
 }
 
-// serverNames turns -target/-replace values (server.NAME or NAME) into names.
+// serverNames turns -target/-replace values into names (plan.ServerNames),
+// printing the error of an unknown one.
 func serverNames(m *Meta, cfg *config.Config, st *state.File, addrs []string, flag string) ([]string, bool) {
-	var out []string
-	for _, a := range addrs {
-		name := state.ServerName(a)
-		_, inCfg := cfg.Servers[name]
-		inState := st != nil && st.Server(name) != nil
-		if !inCfg && !inState {
-			// server.web names every instance of a block with for_each or
-			// count, as in Terraform.
-			if insts := instancesOf(cfg, st, name); len(insts) > 0 {
-				out = append(out, insts...)
-				continue
-			}
-			var known []string
-			for n := range cfg.Servers {
-				known = append(known, state.ServerAddr(n))
-			}
-			m.view().Errorf("-%s=%s: no such server in the configuration or the state.%s", flag, a, suggest.DidYouMean(a, known))
-			return nil, false
-		}
-		out = append(out, name)
+	names, err := plan.ServerNames(cfg, st, addrs)
+	if err != nil {
+		m.view().Errorf("-%s=%v", flag, err)
+		return nil, false
 	}
-	return out, true
-}
-
-// instancesOf returns the instance names (web["a"], web[0]) of block name
-// in the configuration and the state, sorted.
-func instancesOf(cfg *config.Config, st *state.File, block string) []string {
-	seen := map[string]bool{}
-	for n, s := range cfg.Servers {
-		if s.Block == block && s.Key != "" {
-			seen[n] = true
-		}
-	}
-	if st != nil {
-		for n := range st.Servers {
-			if strings.HasPrefix(n, block+"[") {
-				seen[n] = true
-			}
-		}
-	}
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return names, true
 }
 
 // makePlan loads everything and plans. It prints diagnostics-free errors
@@ -274,24 +230,5 @@ func printDiagsSplit(m *Meta, files map[string]*hcl.File, diags hcl.Diagnostics)
 	m.view().DiagnosticsSplit(files, diags)
 }
 
-// portChecker is the live port check. One plan reads the host's listening
-// sockets once (portcheck.Table), however many servers it checks.
-type portChecker struct {
-	once  sync.Once
-	table *portcheck.Table
-}
-
-func (c *portChecker) tab() *portcheck.Table {
-	c.once.Do(func() { c.table = portcheck.ReadTable() })
-	return c.table
-}
-
-func (c *portChecker) Holder(host string, port int) (bool, string) { return c.tab().Holder(host, port) }
-
-func (c *portChecker) Listeners(port int) []plan.Listener {
-	var out []plan.Listener
-	for _, l := range c.tab().Listeners(port) {
-		out = append(out, plan.Listener{Addr: l.Addr, PID: l.PID, Who: l.Who()})
-	}
-	return out
-}
+// portChecker is the live port check of this host (plan.LivePorts).
+type portChecker = plan.LivePorts
