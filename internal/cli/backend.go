@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/roofline/roofline/internal/config"
@@ -220,30 +218,8 @@ func (b *backend) readState(m *Meta) (*state.File, bool) {
 func (b *backend) refresh(ctx context.Context, inventoryFlag string, reprobe bool, cfg *config.Config, st *state.File) *plan.Inputs {
 	rehearsal.ResolveAll(cfg, b.self)
 	in := b.refresher(inventoryFlag, reprobe).Refresh(ctx, cfg, st)
-	rehearsalInventory(in)
+	rehearsal.UseInventory(in.Config, in.Snapshot)
 	return in
-}
-
-// rehearsalInventory: the rehearsal engine sizes itself from the GPUs the
-// plan was made against; a snapshot file reaches it through its engine's
-// environment.
-func rehearsalInventory(in *plan.Inputs) {
-	if in.Snapshot == nil || in.Config == nil {
-		return
-	}
-	src, ok := strings.CutPrefix(in.Snapshot.Source, "file:")
-	if !ok {
-		return
-	}
-	for _, e := range in.Config.Engines {
-		if e.Rehearsal {
-			e.Env = maps.Clone(e.Env)
-			if e.Env == nil {
-				e.Env = map[string]string{}
-			}
-			e.Env[rehearsal.EnvInventory] = src
-		}
-	}
 }
 
 // refresher builds the live adapters for a plan.
@@ -262,12 +238,5 @@ func (b *backend) refresher(inventoryFlag string, reprobe bool) *plan.Refresher 
 // process driver gives engines (driver.BuildEnv), plus the probe's own
 // variables (the engine's env, COLUMNS, the air-gap ones).
 func probeRunner() engine.ExecRunner {
-	return engine.ExecRunner{Environ: func(env []string) []string {
-		vars := make(map[string]string, len(env))
-		for _, kv := range env {
-			k, v, _ := strings.Cut(kv, "=")
-			vars[k] = v
-		}
-		return driver.BuildEnv(vars, os.LookupEnv)
-	}}
+	return engine.ExecRunner{Environ: func(env []string) []string { return driver.BuildEnvList(env, os.LookupEnv) }}
 }

@@ -58,23 +58,7 @@ func runSnapshot(m *Meta, args []string) int {
 		fmt.Fprintf(m.Err, "Error: writing the snapshot: %v\n", err)
 		return ExitError
 	}
-	problems := 0
-	for _, e := range snap.Engines {
-		if e.Error != "" {
-			problems++
-		}
-	}
-	for _, md := range snap.Models {
-		if md.Error != "" {
-			problems++
-		}
-	}
-	fmt.Fprintf(m.Out, "Wrote the host snapshot of %s to %s: %d server(s), %d GPU(s), %d engine(s), %d model(s)",
-		snap.Host, *out, len(snap.State.Servers), gpuCount(snap), len(snap.Engines), len(snap.Models))
-	if problems > 0 {
-		fmt.Fprintf(m.Out, "; %d engine or model could not be read here (recorded as errors; plan reports them)", problems)
-	}
-	fmt.Fprintln(m.Out, ".")
+	m.view().SnapshotWritten(snap, *out)
 	return ExitOK
 }
 
@@ -86,13 +70,6 @@ func (b *backend) takeSnapshot(ctx context.Context, cfg *config.Config, st *stat
 	f := snapshot.Take(in, &portChecker{}, host, time.Now())
 	f.Self = b.self
 	return f
-}
-
-func gpuCount(s *snapshot.File) int {
-	if s.GPUs == nil {
-		return 0
-	}
-	return len(s.GPUs.GPUs)
 }
 
 // makeSnapshotPlan plans against a host snapshot: the configuration of
@@ -117,7 +94,7 @@ func makeSnapshotPlan(m *Meta, o *planOptions, mode plan.Mode) (*plan.Plan, *sta
 	}
 	rehearsal.ResolveAll(cfg, snap.Self) // as the host runs it
 	in := snap.Inputs(cfg)
-	rehearsalInventory(in)
+	rehearsal.UseInventory(in.Config, in.Snapshot)
 	in.Mode, in.Targets, in.Replace = mode, targets, replaces
 	in.Review = true
 	in.Now = time.Now()

@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/roofline/roofline/internal/state"
@@ -126,6 +127,17 @@ var BaseEnvKeys = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", 
 
 // DefaultPath is PATH when roofline's environment has none.
 const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// BuildEnvList is BuildEnv of env given as KEY=VALUE entries (an engine
+// probe's).
+func BuildEnvList(env []string, lookup func(string) (string, bool)) []string {
+	vars := make(map[string]string, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	return BuildEnv(vars, lookup)
+}
 
 // BuildEnv returns the environment of a started process: BaseEnvKeys from
 // lookup (os.LookupEnv when nil), then env on top, sorted by name.

@@ -1,8 +1,12 @@
 package rehearsal
 
 import (
+	"maps"
+	"strings"
+
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/gpu"
 )
 
 // Resolve makes an engine block with rehearsal = true a plain engine
@@ -28,5 +32,28 @@ func ResolveAll(cfg *config.Config, self string) {
 	}
 	for _, e := range cfg.Engines {
 		Resolve(e, self)
+	}
+}
+
+// UseInventory hands the GPU snapshot file a plan was made against (snap
+// read from "file:PATH") to cfg's rehearsal engines, through their
+// environment: a rehearsal engine sizes itself from those GPUs. NVML's
+// snapshot, or none, changes nothing.
+func UseInventory(cfg *config.Config, snap *gpu.Snapshot) {
+	if snap == nil || cfg == nil {
+		return
+	}
+	src, ok := strings.CutPrefix(snap.Source, "file:")
+	if !ok {
+		return
+	}
+	for _, e := range cfg.Engines {
+		if e.Rehearsal {
+			e.Env = maps.Clone(e.Env)
+			if e.Env == nil {
+				e.Env = map[string]string{}
+			}
+			e.Env[EnvInventory] = src
+		}
 	}
 }

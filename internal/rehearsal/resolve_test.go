@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/gpu"
 )
 
 func TestResolve(t *testing.T) {
@@ -21,5 +22,35 @@ func TestResolve(t *testing.T) {
 		if got := strings.Join(tt.e.Command, " "); got != tt.want || tt.e.PinnedIdentity != tt.id {
 			t.Errorf("Resolve: command %q, identity %q; want %q, %q", got, tt.e.PinnedIdentity, tt.want, tt.id)
 		}
+	}
+}
+
+func TestUseInventory(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		snap *gpu.Snapshot
+		want string // the rehearsal engine's EnvInventory, "" for unset
+	}{
+		{"a snapshot file", &gpu.Snapshot{Source: "file:/srv/h100.json"}, "/srv/h100.json"},
+		{"NVML", &gpu.Snapshot{Source: "nvml"}, ""},
+		{"none", nil, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			shared := map[string]string{"A": "1"}
+			cfg := &config.Config{Engines: map[string]*config.Engine{
+				"r": {Rehearsal: true, Env: shared},
+				"v": {Command: []string{"vllm"}},
+			}}
+			UseInventory(cfg, tt.snap)
+			if got := cfg.Engines["r"].Env[EnvInventory]; got != tt.want {
+				t.Errorf("rehearsal engine's %s = %q, want %q", EnvInventory, got, tt.want)
+			}
+			if _, ok := cfg.Engines["v"].Env[EnvInventory]; ok {
+				t.Error("a real engine got the rehearsal inventory")
+			}
+			if _, ok := shared[EnvInventory]; ok || cfg.Engines["r"].Env["A"] != "1" {
+				t.Errorf("the engine's env map was written in place, or lost its variables: %v", cfg.Engines["r"].Env)
+			}
+		})
 	}
 }

@@ -318,3 +318,28 @@ func (f *File) AgeWarning(now time.Time, maxAge time.Duration) *hcl.Diagnostic {
 		Detail: fmt.Sprintf("The snapshot of %s was taken %s ago (%s), longer than -snapshot-max-age=%s: the host may have changed since. Run roofline snapshot on the host again.",
 			f.Host, age.Round(time.Minute), f.CreatedAt.Format(time.RFC3339), maxAge)}
 }
+
+// GPUCount is the number of GPUs the snapshot saw (0 without an inventory).
+func (f *File) GPUCount() int {
+	if f.GPUs == nil {
+		return 0
+	}
+	return len(f.GPUs.GPUs)
+}
+
+// Unreadable counts the engines and models the host could not read (each
+// recorded with its error; a plan from the snapshot reports them).
+func (f *File) Unreadable() int {
+	n := 0
+	for _, e := range f.Engines {
+		if e.Error != "" {
+			n++
+		}
+	}
+	for _, md := range f.Models {
+		if md.Error != "" {
+			n++
+		}
+	}
+	return n
+}
