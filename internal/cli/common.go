@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -44,20 +43,7 @@ func printDiags(m *Meta, cfg *config.Config, diags hcl.Diagnostics) {
 }
 
 // stateDir returns the state directory of cfg (absolute).
-func stateDir(cfg *config.Config) string {
-	dir := ".roofline"
-	if cfg != nil && cfg.Roofline != nil && cfg.Roofline.StateDir != "" {
-		dir = cfg.Roofline.StateDir
-	}
-	if !filepath.IsAbs(dir) && cfg != nil {
-		dir = filepath.Join(cfg.Dir, dir)
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return dir
-	}
-	return abs
-}
+func stateDir(cfg *config.Config) string { return cfg.StateDirPath() }
 
 // colorize turns [green]...[reset] markup into ANSI codes when colour is on,
 // and strips it otherwise (Terraform's colorstring convention).

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/roofline/roofline/internal/config"
@@ -80,11 +79,7 @@ func serverLogPath(m *Meta, cfg *config.Config, name string) (string, bool) {
 		return path, true
 	}
 	if _, known := cfg.Servers[name]; !known {
-		names := make([]string, 0, len(cfg.Servers))
-		for n := range cfg.Servers {
-			names = append(names, n)
-		}
-		sort.Strings(names)
+		names := cfg.ServerNames()
 		list := "none"
 		if len(names) > 0 {
 			list = strings.Join(names, ", ")

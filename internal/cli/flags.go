@@ -65,14 +65,9 @@ func runFlags(m *Meta, args []string) int {
 	if !ok {
 		return ExitError
 	}
-	e := cfg.Engines[strings.TrimPrefix(name, "engine.")]
-	if e == nil {
-		names := cfg.EngineNames()
-		list := "The configuration has no engine blocks."
-		if len(names) > 0 {
-			list = "Engine blocks: " + strings.Join(names, ", ") + "."
-		}
-		m.view().Errorf("no engine block named %q.%s\n\n%s", name, suggest.DidYouMean(name, names), list)
+	e, err := cfg.EngineNamed(name)
+	if err != nil {
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	self, err := selfExecutable()

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/roofline/roofline/internal/fsx"
@@ -71,15 +70,6 @@ func oneDir(m *Meta, cmd string, args []string) (string, bool) {
 	return "", false
 }
 
-// defaultChecksums is DIR.sha256 beside the folder: /models/Qwen3-8B ->
-// /models/Qwen3-8B.sha256.
-func defaultChecksums(dir string) string {
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
-	return filepath.Clean(dir) + ".sha256"
-}
-
 func runModelInspect(m *Meta, args []string) int {
 	fs := newFlags("model inspect")
 	jsonOut := fs.Bool("json", false, "")
@@ -125,7 +115,7 @@ func runModelManifest(m *Meta, args []string) int {
 	}
 	path := *out
 	if path == "" {
-		path = defaultChecksums(dir)
+		path = model.DefaultChecksums(dir)
 	}
 	// Written beside the target and renamed, so an interrupted run never
 	// leaves a partial list that verify would trust.
@@ -155,7 +145,7 @@ func runModelVerify(m *Meta, args []string) int {
 		return ExitError
 	}
 	if *sums == "" {
-		*sums = defaultChecksums(dir)
+		*sums = model.DefaultChecksums(dir)
 		if _, err := os.Stat(*sums); err != nil {
 			m.view().Errorf("no checksum file at %s: pass -checksums FILE, or write one on the source machine with \"roofline model manifest %s\"", *sums, dir)
 			return ExitError
@@ -188,34 +178,17 @@ func runModelSynth(m *Meta, args []string) int {
 	if !ok {
 		return ExitError
 	}
-	names := modeltest.ArchNames()
-	a, found := modeltest.Arches()[*arch]
-	if !found {
-		msg := "-arch is required"
-		if *arch != "" {
-			msg = fmt.Sprintf("unknown architecture %q.%s", *arch, suggest.DidYouMean(*arch, names))
-		}
-		return usageError(m, "model synth", msg+" Architectures: "+strings.Join(names, ", "))
+	a, err := modeltest.ArchNamed(*arch)
+	if err != nil {
+		return usageError(m, "model synth", err.Error())
 	}
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		m.view().Errorf("%s is not empty; synth writes only into a new or empty folder, so that it never overwrites a real model", dir)
 		return ExitError
 	}
-	var opts []modeltest.Option
-	if *shards < 0 || *layers < 0 {
-		return usageError(m, "model synth", "-shards and -layers must be positive")
-	}
-	if *dtype != "" && *dtype != "bf16" && *dtype != "fp8" {
-		return usageError(m, "model synth", fmt.Sprintf("-dtype %q: want bf16 or fp8", *dtype))
-	}
-	if *shards > 0 {
-		opts = append(opts, modeltest.Shards(*shards))
-	}
-	if *layers > 0 {
-		opts = append(opts, modeltest.Layers(*layers))
-	}
-	if *dtype != "" {
-		opts = append(opts, modeltest.Dtype(*dtype))
+	opts, err := modeltest.SynthOptions(*shards, *layers, *dtype)
+	if err != nil {
+		return usageError(m, "model synth", err.Error())
 	}
 	if err := modeltest.Write(dir, a, opts...); err != nil {
 		m.view().Errorf("%v", err)

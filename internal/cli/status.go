@@ -55,27 +55,8 @@ func runStatus(m *Meta, args []string) int {
 		snap = sn
 	}
 	cals, _ := state.ReadCalibrations(b.stateDir) // unreadable: no prediction column
-	rows := []views.StatusRow{}
-	for _, name := range st.Names() {
-		s := st.Servers[name]
-		r := statusRow(name, s, s.Port, obs.Observe(context.Background(), s), snap)
-		if c := cals.Latest(name); c != nil && (c.LaunchID == "" || c.LaunchID == s.LaunchID) {
-			r.Prediction = c.PredictedAs
-		}
-		if s.Gate != nil {
-			p := s.Gate.Passed
-			r.GatePassed = &p
-		}
-		if old := s.Deposed; old != nil {
-			// A rollout in progress: the old instance still serves until
-			// the new one passes its gates.
-			r.Instance = "new"
-			or := statusRow(name, old, s.Port, obs.Observe(context.Background(), old), snap)
-			or.Instance = "old"
-			rows = append(rows, or)
-		}
-		rows = append(rows, r)
-	}
+	observe := func(s *state.Server) *plan.Observation { return obs.Observe(context.Background(), s) }
+	rows := views.StatusRows(st, observe, snap, cals)
 	code := ExitOK
 	for _, r := range rows {
 		if r.Unhealthy() {
@@ -84,22 +65,6 @@ func runStatus(m *Meta, args []string) int {
 	}
 	views.NewStatus(views.TypeOf(*jsonOut), m.view()).Rows(rows)
 	return code
-}
-
-// statusRow is one instance's row: its record and what was observed of
-// it; port is the one clients use (the server's, for an old instance too).
-func statusRow(name string, s *state.Server, port int, o *plan.Observation, snap *gpu.Snapshot) views.StatusRow {
-	r := views.StatusRow{Name: name, Engine: s.Engine.Name, EngineKind: s.Engine.Kind, Version: s.Engine.Version,
-		Model: s.Model.Path, ServedName: s.Model.ServedName, Port: port, BackendPort: s.BackendPort, GPUs: s.GPUs,
-		PID: s.PID, Status: s.Status, Running: o.Alive, Healthy: o.Healthy, Detail: o.Detail,
-		Measured: views.FootprintOf(s.Footprint), Predicted: views.FootprintOf(s.Predicted), LogPath: s.LogPath}
-	if o.Alive && !s.ReadyAt.IsZero() {
-		r.UptimeSec = time.Since(s.ReadyAt).Seconds()
-	}
-	if o.Alive {
-		r.GPUMemoryBytes = snap.MemoryOf(o.GPUPids)
-	}
-	return r
 }
 
 // ExitUnhealthy: status found a server that is gone, failed or not healthy.

@@ -26,6 +26,15 @@ type Progress func(done, total int64)
 // progressStep is how many bytes pass between Progress calls.
 const progressStep = 8 << 20
 
+// DefaultChecksums is the checksum file of folder dir when none is named:
+// DIR.sha256 beside it (/models/Qwen3-8B -> /models/Qwen3-8B.sha256).
+func DefaultChecksums(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return filepath.Clean(dir) + ".sha256"
+}
+
 // Manifest writes the sha256 of every regular file under dir (symlinks to
 // files followed, as Hugging Face cache snapshots are made of them) in
 // sha256sum format, "<hex>  <path relative to dir>", sorted by path. Names

@@ -272,3 +272,20 @@ func TestManifestFollowsSymlinks(t *testing.T) {
 		t.Errorf("blobs:\n%s\nsnapshot:\n%s", a.String(), b.String())
 	}
 }
+
+func TestDefaultChecksums(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ dir, want string }{
+		{"/models/Qwen3-8B", "/models/Qwen3-8B.sha256"},
+		{"/models/Qwen3-8B/", "/models/Qwen3-8B.sha256"},
+		{"/models/./Qwen3-8B", "/models/Qwen3-8B.sha256"},
+		{"Qwen3-8B", filepath.Join(wd, "Qwen3-8B.sha256")},
+	} {
+		if got := model.DefaultChecksums(c.dir); got != c.want {
+			t.Errorf("DefaultChecksums(%q) = %q, want %q", c.dir, got, c.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
 )
@@ -62,6 +63,50 @@ func FootprintOf(f *state.Footprint) *Footprint {
 // Unhealthy: gone, failed, or failing its health check.
 func (r StatusRow) Unhealthy() bool {
 	return !r.Running || (r.Healthy != nil && !*r.Healthy) || r.Status == state.StatusFailed
+}
+
+// StatusRows builds status's rows from the state, by server name: one per
+// server, and an "old" row before the "new" one while a rollout replaces it
+// (the old instance still serves until the new one passes its gates).
+// observe says what runs of an instance; snap (nil: none) gives the GPU
+// memory its processes hold, cals (nil: none) how its start was predicted.
+func StatusRows(st *state.File, observe func(*state.Server) *plan.Observation, snap *gpu.Snapshot, cals *state.Calibrations) []StatusRow {
+	rows := []StatusRow{}
+	for _, name := range st.Names() {
+		s := st.Servers[name]
+		r := statusRow(name, s, s.Port, observe(s), snap)
+		if c := cals.Latest(name); c != nil && (c.LaunchID == "" || c.LaunchID == s.LaunchID) {
+			r.Prediction = c.PredictedAs
+		}
+		if s.Gate != nil {
+			p := s.Gate.Passed
+			r.GatePassed = &p
+		}
+		if old := s.Deposed; old != nil {
+			r.Instance = "new"
+			or := statusRow(name, old, s.Port, observe(old), snap)
+			or.Instance = "old"
+			rows = append(rows, or)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// statusRow is one instance's row: its record and what was observed of
+// it; port is the one clients use (the server's, for an old instance too).
+func statusRow(name string, s *state.Server, port int, o *plan.Observation, snap *gpu.Snapshot) StatusRow {
+	r := StatusRow{Name: name, Engine: s.Engine.Name, EngineKind: s.Engine.Kind, Version: s.Engine.Version,
+		Model: s.Model.Path, ServedName: s.Model.ServedName, Port: port, BackendPort: s.BackendPort, GPUs: s.GPUs,
+		PID: s.PID, Status: s.Status, Running: o.Alive, Healthy: o.Healthy, Detail: o.Detail,
+		Measured: FootprintOf(s.Footprint), Predicted: FootprintOf(s.Predicted), LogPath: s.LogPath}
+	if o.Alive && !s.ReadyAt.IsZero() {
+		r.UptimeSec = time.Since(s.ReadyAt).Seconds()
+	}
+	if o.Alive {
+		r.GPUMemoryBytes = snap.MemoryOf(o.GPUPids)
+	}
+	return r
 }
 
 // Status is roofline status's view.
