@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -79,23 +78,7 @@ func (g agentGenerator) Generate(ctx context.Context, s *state.Server) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	host := s.Host
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "127.0.0.1"
-	}
-	client := gate.NewClient(2)
-	defer client.CloseIdleConnections()
-	t := gate.Target{BaseURL: "http://" + net.JoinHostPort(host, strconv.Itoa(s.Port)), Model: s.Model.ServedName, Engine: s.Engine.Kind, APIKey: key}
-	h, err := gate.Health(ctx, client, t)
-	if err != nil {
-		return err
-	}
-	if h != nil && !h.OK {
-		return errors.New(gate.ChecksText(h.Failed()))
-	}
-	return nil
+	return gate.Serves(ctx, gate.Target{BaseURL: gate.LocalURL(s.Host, s.Port), Model: s.Model.ServedName, Engine: s.Engine.Kind, APIKey: key})
 }
 
 // agentRestarter restarts servers the way apply would: under the state

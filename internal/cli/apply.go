@@ -248,16 +248,12 @@ func loadSavedPlan(m *Meta, o *planOptions, path string) (*plan.Plan, *backend, 
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return nil, nil, nil, nil, false
 	}
-	if p.Review {
+	if err := p.CheckApplicable(path); err != nil {
 		unlock()
-		fmt.Fprintf(m.Err, "Error: %s is a review plan\n\nIt was made from a recorded GPU inventory, for reading in code review; it cannot be applied. Run roofline plan -out=FILE on the GPU host, without -inventory, and apply that.\n", path)
+		fmt.Fprintf(m.Err, "Error: %v.\n", err)
 		return nil, nil, nil, nil, false
 	}
-	for _, c := range p.Changes {
-		if c.After != nil {
-			m.secrets.Add(plan.SensitiveValues(c.After)...)
-		}
-	}
+	m.secrets.Add(p.SensitiveValues()...)
 	fp := ""
 	if p.InventoryFingerprint != "" {
 		snap, err := b.inventory(o.inventory).Snapshot(context.Background())
@@ -269,13 +265,7 @@ func loadSavedPlan(m *Meta, o *planOptions, path string) (*plan.Plan, *backend, 
 		fp = snap.Fingerprint()
 		p.Snapshot = snap // the journal names the GPUs
 	}
-	if err := plan.CheckFresh(p, st, fp); err != nil {
-		unlock()
-		fmt.Fprintf(m.Err, "Error: Saved plan is stale\n\n%v.\n", err)
-		return nil, nil, nil, nil, false
-	}
-	installs, models := currentInstalls(b)
-	if err := plan.CheckInstalls(p, installs, models); err != nil {
+	if err := plan.CheckSaved(p, st, fp, func() (map[string]string, map[string]string) { return currentInstalls(b) }); err != nil {
 		unlock()
 		fmt.Fprintf(m.Err, "Error: Saved plan is stale\n\n%v.\n", err)
 		return nil, nil, nil, nil, false

@@ -399,3 +399,21 @@ func pollHealth(ctx context.Context, c *http.Client, t Target) (string, bool) {
 	}
 	return fmt.Sprintf("HTTP %d", status), false
 }
+
+// Serves runs the health gate once against t (the models, a tiny streamed
+// generation, /metrics), within 30 s, as apply does before it promotes a
+// server: nil when every check passed, else the failed checks.
+func Serves(ctx context.Context, t Target) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	client := NewClient(2)
+	defer client.CloseIdleConnections()
+	h, err := Health(ctx, client, t)
+	if err != nil {
+		return err
+	}
+	if h != nil && !h.OK {
+		return errors.New(ChecksText(h.Failed()))
+	}
+	return nil
+}

@@ -201,3 +201,22 @@ func TestWaitReady(t *testing.T) {
 		}
 	})
 }
+
+func TestServes(t *testing.T) {
+	_, healthy := serve(t, gatetest.Options{})
+	_, noMetrics := serve(t, gatetest.Options{Engine: "sglang"})
+	for _, tc := range []struct {
+		name string
+		t    Target
+		want string // in the error; "" for none
+	}{
+		{"healthy", healthy, ""},
+		{"a failed check", noMetrics, "/metrics: "},
+		{"unreachable", Target{BaseURL: "http://" + closedPort(t), Model: "m", Engine: kinds.VLLM}, "connection refused"},
+	} {
+		err := Serves(context.Background(), tc.t)
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -15,12 +15,7 @@ import (
 // address (a wildcard host is reached on loopback), served model name and
 // engine kind.
 func ServerTarget(srv *config.Server, eng *config.Engine, mod *config.Model) Target {
-	host := srv.Host
-	switch host {
-	case "", "0.0.0.0", "::", "[::]":
-		host = "127.0.0.1"
-	}
-	t := Target{BaseURL: "http://" + net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(srv.Port))}
+	t := Target{BaseURL: LocalURL(srv.Host, srv.Port)}
 	if mod != nil {
 		t.Model = mod.ServedName
 		if t.Model == "" {
@@ -31,6 +26,16 @@ func ServerTarget(srv *config.Server, eng *config.Engine, mod *config.Model) Tar
 		t.Engine = eng.Kind
 	}
 	return t
+}
+
+// LocalURL is the base URL of a server that listens on host and port, from
+// this host: a wildcard host is reached on loopback.
+func LocalURL(host string, port int) string {
+	switch host {
+	case "", "0.0.0.0", "::", "[::]":
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(port))
 }
 
 // Load is a bench command's load: what was asked on the command line

@@ -111,3 +111,17 @@ func TestThresholdsApplyToTheBlocksLoadOnly(t *testing.T) {
 		t.Error("no checks: passed")
 	}
 }
+
+func TestLocalURL(t *testing.T) {
+	for _, tc := range []struct {
+		host string
+		want string
+	}{
+		{"", "http://127.0.0.1:8000"}, {"0.0.0.0", "http://127.0.0.1:8000"}, {"::", "http://127.0.0.1:8000"}, {"[::]", "http://127.0.0.1:8000"},
+		{"10.0.0.2", "http://10.0.0.2:8000"}, {"::1", "http://[::1]:8000"}, {"[::1]", "http://[::1]:8000"},
+	} {
+		if got := LocalURL(tc.host, 8000); got != tc.want {
+			t.Errorf("%q: %s, want %s", tc.host, got, tc.want)
+		}
+	}
+}

@@ -101,3 +101,36 @@ func CheckInstalls(p *Plan, installs, models map[string]string) error {
 	}
 	return nil
 }
+
+// CheckApplicable refuses a review plan: made from a recorded GPU
+// inventory for reading in code review, it was never checked against the
+// host, so it cannot be applied.
+func (p *Plan) CheckApplicable(path string) error {
+	if p.Review {
+		return fmt.Errorf("%s is a review plan\n\nIt was made from a recorded GPU inventory, for reading in code review; it cannot be applied. Run roofline plan -out=FILE on the GPU host, without -inventory, and apply that", path)
+	}
+	return nil
+}
+
+// CheckSaved refuses a saved plan that is stale: the state or the GPUs
+// changed (CheckFresh), else an engine install or model folder did
+// (CheckInstalls; installs is called only then, since it probes).
+func CheckSaved(p *Plan, current *state.File, inventoryFingerprint string, installs func() (installs, models map[string]string)) error {
+	if err := CheckFresh(p, current, inventoryFingerprint); err != nil {
+		return err
+	}
+	i, m := installs()
+	return CheckInstalls(p, i, m)
+}
+
+// SensitiveValues lists the plain values at the sensitive paths of every
+// change's desired server (for masking output against them).
+func (p *Plan) SensitiveValues() []string {
+	var out []string
+	for _, c := range p.Changes {
+		if c.After != nil {
+			out = append(out, SensitiveValues(c.After)...)
+		}
+	}
+	return out
+}
