@@ -5,7 +5,6 @@ import (
 
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
@@ -42,41 +41,9 @@ func runInit(m *Meta, args []string) int {
 	view := views.NewInit(m.view())
 	view.Probing(b.stateDir)
 	p := prober{self: b.self, cacheDir: filepath.Join(b.stateDir, "probes"), refresh: true}
-	names := cfg.EngineNames()
-	found := make([]views.InitEngine, len(names))
-	failed := false
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	probed := map[string]*engine.Installed{}
-	for i, name := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e := cfg.Engines[name]
-			inst, err := p.Probe(context.Background(), e)
-			f := views.InitEngine{Name: name, Err: err}
-			switch {
-			case err != nil:
-				mu.Lock()
-				failed = true
-				mu.Unlock()
-			case engine.CheckVersion(e, inst).HasErrors():
-				// The same rule as plan's: 0.16.0 pins 0.16.0+cu129 too.
-				f.Installed, f.Pinned = inst.Name(), e.Version
-				mu.Lock()
-				failed = true
-				mu.Unlock()
-			default:
-				f.Installed, f.Flags = inst.Name(), len(inst.Flags.Flags)
-				mu.Lock()
-				probed[name] = inst
-				mu.Unlock()
-			}
-			found[i] = f
-		}()
-	}
-	wg.Wait()
-	view.Engines(found)
+	probes := enginelock.ProbeAll(context.Background(), cfg, p.Probe)
+	view.Engines(views.InitEnginesOf(probes))
+	probed, failed := enginelock.Usable(probes)
 	if !writeLock(m, cfg, probed, *upgrade) {
 		failed = true
 	}

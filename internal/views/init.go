@@ -19,6 +19,22 @@ type InitEngine struct {
 	Flags             int
 }
 
+// InitEnginesOf is what init found of each probed engine.
+func InitEnginesOf(probes []enginelock.Probed) []InitEngine {
+	out := make([]InitEngine, len(probes))
+	for i, p := range probes {
+		f := InitEngine{Name: p.Name, Err: p.Err, Pinned: p.Pinned}
+		if p.Err == nil {
+			f.Installed = p.Installed.Name()
+			if p.Pinned == "" {
+				f.Flags = len(p.Installed.Flags.Flags)
+			}
+		}
+		out[i] = f
+	}
+	return out
+}
+
 // Init is roofline init's view (it has no -json).
 type Init struct{ view *View }
 
