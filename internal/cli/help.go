@@ -11,7 +11,7 @@ func init() {
 	register(&Command{
 		Name:     "help",
 		Synopsis: "Show help for roofline or one command",
-		Usage:    "Usage: roofline help [COMMAND [SUBCOMMAND]]\n",
+		Usage:    views.UsageHelp,
 		Run: func(m *Meta, args []string) int {
 			if len(args) == 0 {
 				printHelp(m)

@@ -5,29 +5,17 @@ import (
 	"os"
 
 	"github.com/roofline/roofline/internal/rehearsal"
+	"github.com/roofline/roofline/internal/views"
 )
 
 func init() {
 	register(&Command{
 		Name:     "rehearsal",
 		Synopsis: "Run the rehearsal engine (a stand-in for vLLM or SGLang; internal)",
-		Usage: `Usage: roofline rehearsal KIND@VERSION ARGS...
-
-  Runs roofline's rehearsal engine, a stand-in for vLLM or SGLang that needs
-  no GPU. ARGS are the emulated program's own arguments, passed through
-  verbatim:
-
-    roofline rehearsal vllm@0.16.0 serve /models/qwen3 --port 8001 ...
-    roofline rehearsal vllm@0.16.0 --version
-    roofline rehearsal sglang@0.5.6.post2 -m sglang.launch_server --model-path ...
-    roofline rehearsal sglang@0.5.6.post2 -c "import sglang; print(sglang.__version__)"
-
-  roofline starts it itself for an engine block with rehearsal = true.
-  The ROOFLINE_REHEARSAL_* environment variables are in docs/rehearsal.md.
-`,
-		Hidden:  true,
-		RawArgs: true,
-		Run:     runRehearsal,
+		Usage:    views.UsageRehearsal,
+		Hidden:   true,
+		RawArgs:  true,
+		Run:      runRehearsal,
 	})
 }
 

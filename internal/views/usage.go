@@ -459,3 +459,22 @@ Options:
   -force            Do not ask for confirmation.
   -state-dir=DIR    Use the state in DIR instead of the configuration's state_dir.
 `
+
+// UsageHelp is the help text of roofline help.
+const UsageHelp = "Usage: roofline help [COMMAND [SUBCOMMAND]]\n"
+
+// UsageRehearsal is the help text of the hidden rehearsal command.
+const UsageRehearsal = `Usage: roofline rehearsal KIND@VERSION ARGS...
+
+  Runs roofline's rehearsal engine, a stand-in for vLLM or SGLang that needs
+  no GPU. ARGS are the emulated program's own arguments, passed through
+  verbatim:
+
+    roofline rehearsal vllm@0.16.0 serve /models/qwen3 --port 8001 ...
+    roofline rehearsal vllm@0.16.0 --version
+    roofline rehearsal sglang@0.5.6.post2 -m sglang.launch_server --model-path ...
+    roofline rehearsal sglang@0.5.6.post2 -c "import sglang; print(sglang.__version__)"
+
+  roofline starts it itself for an engine block with rehearsal = true.
+  The ROOFLINE_REHEARSAL_* environment variables are in docs/rehearsal.md.
+`
