@@ -265,7 +265,10 @@ func loadSavedPlan(m *Meta, o *planOptions, path string) (*plan.Plan, *backend, 
 		fp = snap.Fingerprint()
 		p.Snapshot = snap // the journal names the GPUs
 	}
-	if err := plan.CheckSaved(p, st, fp, func() (map[string]string, map[string]string) { return currentInstalls(b) }); err != nil {
+	installs := func() (map[string]string, map[string]string) {
+		return plan.CurrentInstalls(context.Background(), b.cfg, prober{self: b.self, cacheDir: stateProbeDir(b)})
+	}
+	if err := plan.CheckSaved(p, st, fp, installs); err != nil {
 		unlock()
 		fmt.Fprintf(m.Err, "Error: Saved plan is stale\n\n%v.\n", err)
 		return nil, nil, nil, nil, false

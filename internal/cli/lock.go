@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"path/filepath"
 
 	"github.com/hashicorp/hcl/v2"
@@ -19,27 +18,6 @@ func lockDiags(cfg *config.Config, engines map[string]plan.EngineResult) hcl.Dia
 		installed[name] = r.Installed
 	}
 	return enginelock.Check(config.LockFileName, cfg, installed)
-}
-
-// currentInstalls probes (through the cache) every engine and fingerprints
-// every model folder, as the plan records them: a saved plan is stale once
-// they differ.
-func currentInstalls(b *backend) (installs, models map[string]string) {
-	in := map[string]plan.EngineResult{}
-	p := prober{self: b.self, cacheDir: stateProbeDir(b)}
-	for name, e := range b.cfg.Engines {
-		inst, err := p.Probe(context.Background(), e)
-		if err == nil {
-			in[name] = plan.EngineResult{Installed: inst}
-		}
-	}
-	models = map[string]string{}
-	for name, m := range b.cfg.Models {
-		if files, err := plan.ModelManifest(m.Path); err == nil {
-			models[name] = plan.ManifestFingerprint(files)
-		}
-	}
-	return plan.InstallIDs(b.cfg, in), models
 }
 
 func stateProbeDir(b *backend) string { return filepath.Join(b.stateDir, "probes") }

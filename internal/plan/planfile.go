@@ -1,12 +1,14 @@
 package plan
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
+	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/state"
 )
@@ -133,4 +135,24 @@ func (p *Plan) SensitiveValues() []string {
 		}
 	}
 	return out
+}
+
+// CurrentInstalls is what CheckInstalls compares a saved plan with: every
+// engine of cfg probed (through engines, which caches) and every model
+// folder fingerprinted, as the plan records them. An engine or model that
+// cannot be read now is left out.
+func CurrentInstalls(ctx context.Context, cfg *config.Config, engines EngineProber) (installs, models map[string]string) {
+	in := map[string]EngineResult{}
+	for name, e := range cfg.Engines {
+		if inst, err := engines.Probe(ctx, e); err == nil {
+			in[name] = EngineResult{Installed: inst}
+		}
+	}
+	models = map[string]string{}
+	for name, m := range cfg.Models {
+		if files, err := ModelManifest(m.Path); err == nil {
+			models[name] = ManifestFingerprint(files)
+		}
+	}
+	return InstallIDs(cfg, in), models
 }

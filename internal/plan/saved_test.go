@@ -1,11 +1,16 @@
 package plan
 
 import (
+	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -60,5 +65,44 @@ func TestPlanSensitiveValues(t *testing.T) {
 	}}
 	if got, want := p.SensitiveValues(), []string{"hf_secret", "sk-1"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("%q, want %q", got, want)
+	}
+}
+
+// probes answers an engine's probe by its kind; an unknown kind fails.
+type probes map[string]*engine.Installed
+
+func (p probes) Probe(_ context.Context, e *config.Engine) (*engine.Installed, error) {
+	if inst := p[e.Kind]; inst != nil {
+		return inst, nil
+	}
+	return nil, errors.New("not installed")
+}
+
+func TestCurrentInstalls(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{
+		Engines: map[string]*config.Engine{
+			"v": {Kind: "vllm"},
+			"s": {Kind: "sglang"}, // not installed: left out
+		},
+		Models: map[string]*config.Model{
+			"q":       {Path: dir},
+			"missing": {Path: filepath.Join(dir, "nope")},
+		},
+	}
+	inst := &engine.Installed{Kind: "vllm", Flags: &engine.FlagSet{}, Identity: engine.Identity{InstallHash: "h1"}}
+	installs, models := CurrentInstalls(context.Background(), cfg, probes{"vllm": inst})
+	if want := map[string]string{"v": "h1 " + inst.Flags.Hash()}; !reflect.DeepEqual(installs, want) {
+		t.Errorf("installs %q, want %q", installs, want)
+	}
+	files, err := ModelManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"q": ManifestFingerprint(files)}; !reflect.DeepEqual(models, want) {
+		t.Errorf("models %q, want %q", models, want)
 	}
 }
