@@ -3,14 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
-	"strings"
 
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine/logdiag"
-	"github.com/roofline/roofline/internal/suggest"
 	"github.com/roofline/roofline/internal/views"
 )
 
@@ -64,32 +59,18 @@ func runDiagnose(m *Meta, args []string) int {
 	return ExitOK
 }
 
-var reServerName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*(\[([0-9]+|"[^"/\\\x00-\x1f]*")\])?$`)
-
-// validServerName accepts HCL block labels that are identifiers, with an
-// instance key (web["a"], web[0]) that holds no slash, so a name can never
-// leave the logs directory.
-func validServerName(s string) bool { return reServerName.MatchString(s) }
+// validServerName: a name that cannot leave the logs directory.
+func validServerName(s string) bool { return config.SafeServerName(s) }
 
 // serverLogPath returns the log apply writes for server name, or prints why
 // there is none.
 func serverLogPath(m *Meta, cfg *config.Config, name string) (string, bool) {
-	path := filepath.Join(stateDir(cfg), "logs", name+".log")
-	if _, err := os.Stat(path); err == nil {
-		return path, true
-	}
-	if _, known := cfg.Servers[name]; !known {
-		names := cfg.ServerNames()
-		list := "none"
-		if len(names) > 0 {
-			list = strings.Join(names, ", ")
-		}
-		m.view().Errorf("no server %q in the configuration, and no log for it at %s.%s\n\nServers: %s. Or give a log with -file LOG.",
-			name, path, suggest.DidYouMean(name, names), list)
+	path, err := cfg.ServerLogPath(name)
+	if err != nil {
+		m.view().Errorf("%v", err)
 		return "", false
 	}
-	m.view().Errorf("no log for server %q at %s.\n\nroofline writes it when apply starts the server: run \"roofline apply\" first, or give the engine's log with -file LOG.", name, path)
-	return "", false
+	return path, true
 }
 
 // diagnoseLog classifies the log at path ("-" is standard input).

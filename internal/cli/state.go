@@ -187,13 +187,7 @@ func runStateRm(m *Meta, args []string) int {
 		m.view().Errorf("%v. Nothing was removed.", err)
 		return ExitError
 	}
-	seen := map[string]bool{}
-	for _, s := range servers {
-		if !seen[s.Name] {
-			seen[s.Name] = true
-			f.Remove(s.Name)
-		}
-	}
+	removed := f.RemoveServers(servers)
 	if !*dryRun {
 		if err := sm.Write(f); err != nil {
 			m.view().Errorf("%v", err)
@@ -201,12 +195,7 @@ func runStateRm(m *Meta, args []string) int {
 		}
 	}
 	var forgotten []views.StateForgotten
-	done := map[string]bool{}
-	for _, s := range servers {
-		if done[s.Name] {
-			continue
-		}
-		done[s.Name] = true
+	for _, s := range removed {
 		forgotten = append(forgotten, forgottenOf(s))
 	}
 	m.view().StateRm(forgotten, *dryRun, f.Serial)

@@ -1,8 +1,10 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -56,5 +58,55 @@ func TestEngineNamed(t *testing.T) {
 				t.Errorf("got %q, %v; want %q", got, err, c.want)
 			}
 		})
+	}
+}
+
+func TestSafeServerName(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{
+		{"qwen3", true}, {"_a-b_1", true}, {`web["a b"]`, true}, {"web[0]", true},
+		{"", false}, {"1web", false}, {"../etc", false}, {"a/b", false}, {`web["../x"]`, false},
+		{`web["a\b"]`, false}, {"web[x]", false}, {"web[0][1]", false}, {"server.web", false},
+	} {
+		if got := SafeServerName(c.name); got != c.ok {
+			t.Errorf("SafeServerName(%q) = %v, want %v", c.name, got, c.ok)
+		}
+	}
+}
+
+func TestServerLogPath(t *testing.T) {
+	dir := t.TempDir()
+	cfg := &Config{Dir: dir, Servers: map[string]*Server{"qwen3": {Name: "qwen3"}, "llama": {Name: "llama"}}}
+	log := filepath.Join(dir, ".roofline", "logs", "qwen3.log")
+	if err := os.MkdirAll(filepath.Dir(log), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(log, []byte("x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cfg           *Config
+		name, want    string
+		wantErrPrefix string
+	}{
+		{cfg: cfg, name: "qwen3", want: log},
+		{cfg: cfg, name: "llama", wantErrPrefix: `no log for server "llama" at ` + filepath.Join(dir, ".roofline/logs/llama.log") + ".\n\nroofline writes it when apply starts the server"},
+		{cfg: cfg, name: "qwen4", wantErrPrefix: `no server "qwen4" in the configuration, and no log for it at ` +
+			filepath.Join(dir, ".roofline/logs/qwen4.log") + `. Did you mean "qwen3"?` + "\n\nServers: llama, qwen3. Or give"},
+		{cfg: &Config{Dir: dir}, name: "x", wantErrPrefix: `no server "x" in the configuration`},
+	} {
+		path, err := c.cfg.ServerLogPath(c.name)
+		var nolog *NoLogError
+		switch {
+		case c.wantErrPrefix != "" && (!errors.As(err, &nolog) || !strings.HasPrefix(err.Error(), c.wantErrPrefix)):
+			t.Errorf("ServerLogPath(%q): err = %v, want %q", c.name, err, c.wantErrPrefix)
+		case c.wantErrPrefix == "" && (err != nil || path != c.want):
+			t.Errorf("ServerLogPath(%q) = %q, %v; want %q", c.name, path, err, c.want)
+		}
+	}
+	if _, err := (&Config{Dir: dir}).ServerLogPath("x"); err == nil || !strings.Contains(err.Error(), "Servers: none.") {
+		t.Errorf("no servers: %v", err)
 	}
 }

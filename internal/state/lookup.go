@@ -47,3 +47,18 @@ func (f *File) Lookup(addrs []string) ([]*Server, error) {
 	}
 	return out, nil
 }
+
+// RemoveServers forgets servers (as Lookup returned them: an address given
+// twice is there twice) and returns each one once, in order.
+func (f *File) RemoveServers(servers []*Server) []*Server {
+	var out []*Server
+	seen := map[string]bool{}
+	for _, s := range servers {
+		if !seen[s.Name] {
+			seen[s.Name] = true
+			f.Remove(s.Name)
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -65,3 +65,36 @@ func TestFileLookup(t *testing.T) {
 		})
 	}
 }
+
+func TestFileRemoveServers(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		addrs         []string
+		removed, left string
+	}{
+		{name: "none", left: "a,b,c"},
+		{name: "in order", addrs: []string{"c", "a"}, removed: "c,a", left: "b"},
+		{name: "twice is once", addrs: []string{"b", "server.b", "a", "b"}, removed: "b,a", left: "c"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := &state.File{}
+			for _, n := range []string{"a", "b", "c"} {
+				f.Set(&state.Server{Name: n})
+			}
+			servers, err := f.Lookup(c.addrs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var removed []string
+			for _, s := range f.RemoveServers(servers) {
+				removed = append(removed, s.Name)
+			}
+			if got := strings.Join(removed, ","); got != c.removed {
+				t.Errorf("removed %q, want %q", got, c.removed)
+			}
+			if got := strings.Join(f.Names(), ","); got != c.left {
+				t.Errorf("left %q, want %q", got, c.left)
+			}
+		})
+	}
+}
