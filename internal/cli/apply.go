@@ -64,21 +64,14 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	if o.json {
 		stream = views.NewStream(m.Out)
 		if fs.NArg() == 0 && !o.autoApprove {
-			// As Terraform: a machine cannot answer the prompt.
-			stream.Version()
-			stream.Diagnostics([]diagfmt.Diag{{Severity: "error", Summary: "Plan file or auto-approve required",
-				Detail: name + " -json needs -auto-approve or a saved plan file (roofline plan -out=FILE): it cannot ask for approval."}})
+			views.ApplyNeedsApproval(stream, name)
 			return ExitError
 		}
 	}
 	if fs.NArg() == 0 && !o.autoApprove && (m.NoInput || !m.InTerminal) {
-		// Terraform's -input=false: approval cannot be asked, so fail
-		// before anything is planned or printed.
-		why := "stdin is not a terminal"
-		if m.NoInput {
-			why = "-input=false (or ROOFLINE_INPUT=0) forbids prompts"
-		}
-		fmt.Fprintf(m.Err, "Error: No way to ask for approval\n\n%s needs \"yes\" typed at a terminal, and %s. Nothing was planned or changed. Use -auto-approve, or save a plan with roofline plan -out=FILE, review it, and run roofline apply FILE.\n", name, why)
+		// Approval cannot be asked, so fail before anything is planned or
+		// printed.
+		m.view().NoApproval(name, m.NoInput)
 		return ExitError
 	}
 	switch {
@@ -119,7 +112,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		}
 		views.WriteWarnings(m.Out, p.Files, warns, m.CompactWarnings, m.Color)
 		if p.HasErrors() {
-			fmt.Fprintln(m.Err, "\nThe plan has errors: fix them and run apply again. Nothing was changed.")
+			m.view().ApplyPlanErrors(false)
 			return ExitError
 		}
 	}
@@ -131,7 +124,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		var cok bool
 		clusters, cok = planClusters(m, b.full, destroy)
 		if !cok {
-			fmt.Fprintln(m.Err, "\nThe cluster plan has errors: fix them and run apply again. Nothing was changed.")
+			m.view().ApplyPlanErrors(true)
 			return ExitError
 		}
 		for _, r := range clusters {
@@ -142,13 +135,13 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		if stream != nil {
 			views.ApplySummary(stream, 0, 0, 0, destroy)
 		} else if fs.NArg() == 1 {
-			fmt.Fprintln(m.Out, "The saved plan has no changes.")
+			m.view().SavedPlanNoChanges()
 		}
 		return ExitOK
 	}
 	if fs.NArg() == 0 && !o.autoApprove {
 		if !m.view().Confirm(m.In, destroy) {
-			fmt.Fprintln(m.Err, "\nApply cancelled.")
+			m.view().ApplyCancelled()
 			return ExitError
 		}
 	}
@@ -210,20 +203,10 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		return ExitError
 	}
 	if err := applyClusters(m, clusters, destroy); err != nil {
-		fmt.Fprintf(m.Err, "\nError: %v\n", err)
-		fmt.Fprint(m.Err, m.colorize("\n[red][bold]Apply failed[reset] on the cluster. "))
-		fmt.Fprintln(m.Err, "Run roofline plan to see what runs there.")
+		m.view().ClusterApplyFailed(err)
 		return ExitError
 	}
-	verb := "Apply"
-	if destroy {
-		verb = "Destroy"
-	}
-	fmt.Fprintf(m.Out, "%s", m.colorize(fmt.Sprintf("\n[green][bold]%s complete![reset] Resources: %d added, %d changed, %d destroyed.\n", verb, add, change, del)))
-	if len(p.Targets) > 0 {
-		views.WriteWarnings(m.Out, nil, hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Applied changes may be incomplete",
-			Detail: "The plan was created with the -target option in effect, so some changes requested in the configuration may have been ignored and the output values may not be fully updated. Run roofline plan to verify that no other changes are pending."}}, m.CompactWarnings, m.Color)
-	}
+	m.view().ApplyComplete(destroy, add, change, del, len(p.Targets) > 0)
 	return ExitOK
 }
 
@@ -302,14 +285,14 @@ func twoStageInterrupt(m *Meta) (stopping <-chan struct{}, interrupted func() bo
 		case <-done:
 			return
 		}
-		fmt.Fprintln(m.Err, "\nInterrupt received: roofline finishes the steps in flight (a rollout runs to its end, its drain included) and starts nothing new. Interrupt again to exit at once.")
+		m.view().Interrupted(false)
 		close(soft)
 		select {
 		case <-sigs:
 		case <-done:
 			return
 		}
-		fmt.Fprintln(m.Err, "\nSecond interrupt: roofline exits now. What it started keeps running and is recorded in the state (a process whose pid was not yet written is found by its launch id); run roofline plan to see where each server stands, roofline apply to continue.")
+		m.view().Interrupted(true)
 		os.Exit(ExitError)
 	}()
 	return soft, func() bool {
