@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine/logdiag"
@@ -42,7 +41,7 @@ func runDiagnose(m *Meta, args []string) int {
 		}
 		cfg, ok := loadConfig(m)
 		if !ok {
-			fmt.Fprintf(m.Err, "\nroofline diagnose %s reads the configuration to find the state directory: run it where the .hcl files are (or with -chdir=DIR), or give the log with -file LOG.\n", name)
+			m.view().DiagnoseNeedsConfig(name)
 			return ExitError
 		}
 		if path, ok = serverLogPath(m, cfg, name); !ok {

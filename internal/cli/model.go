@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -50,7 +49,7 @@ func init() {
 func runModel(m *Meta, args []string) int {
 	subs := []string{"inspect", "manifest", "verify", "synth"}
 	if len(args) == 0 {
-		fmt.Fprint(m.Err, commands["model"].Usage)
+		m.view().UsageErr(commands["model"].Usage)
 		return ExitError
 	}
 	m.view().Errorf("unknown subcommand \"model %s\".%s\n\nRun \"roofline model -h\" for the list.", args[0], suggest.DidYouMean(args[0], subs))

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/roofline/roofline/internal/rehearsal"
@@ -27,7 +26,7 @@ func runRehearsal(m *Meta, args []string) int {
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: rehearsal: cannot find roofline's own executable to start the worker process: %v\n", err)
+		m.view().Errorf("rehearsal: cannot find roofline's own executable to start the worker process: %v", err)
 		return ExitError
 	}
 	return rehearsal.Main(args[0], args[1:], rehearsal.Env{

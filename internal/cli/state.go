@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
@@ -44,10 +43,9 @@ func init() {
 
 func runState(m *Meta, args []string) int {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		fmt.Fprintf(m.Err, "Error: unknown command \"state %s\".%s\n\n", args[0],
-			suggest.DidYouMean(args[0], []string{"list", "show", "mv", "rm"}))
+		m.view().UnknownSubcommand("state", args[0], suggest.DidYouMean(args[0], []string{"list", "show", "mv", "rm"}))
 	}
-	fmt.Fprint(m.Err, views.UsageState)
+	m.view().UsageErr(views.UsageState)
 	return ExitError
 }
 

@@ -112,20 +112,8 @@ func runLogs(m *Meta, args []string) int {
 	if !*follow {
 		return ExitOK
 	}
-	buf := make([]byte, 32<<10)
-	for {
-		k, err := f.Read(buf)
-		if k > 0 {
-			view.Follow(buf[:k])
-		}
-		if err == io.EOF {
-			time.Sleep(200 * time.Millisecond)
-			continue
-		}
-		if err != nil {
-			return ExitError
-		}
-	}
+	_ = apply.FollowLog(context.Background(), f, 200*time.Millisecond, view.Follow)
+	return ExitError // a read error: following ends only so
 }
 
 // stateServer returns the named server's record, or nil.
