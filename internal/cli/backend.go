@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -186,12 +185,7 @@ func (b *backend) lockWith(m *Meta, op string, timeout time.Duration, shared boo
 		id, err = b.states.Lock(ctx, state.NewLockInfo(op))
 	}
 	if err != nil {
-		var le *state.LockError
-		if errors.As(err, &le) {
-			fmt.Fprintf(m.Err, "Error: Error acquiring the state lock\n\n%v\n", err)
-		} else {
-			fmt.Fprintf(m.Err, "Error: cannot lock the state: %v\n", err)
-		}
+		m.view().LockFailed(err)
 		return nil, false
 	}
 	return func() {

@@ -55,25 +55,16 @@ func runImport(m *Meta, args []string) int {
 		return ExitError
 	}
 	defer unlock()
-	if b.cfg.Servers[name] == nil {
-		fmt.Fprintf(m.Err, "Error: Import to a server not in the configuration\n\nThere is no server.%s. Declare it first; roofline import -generate-config-out=FILE %s %s writes one from the running process.\n", name, fs.Arg(0), id)
-		return ExitError
-	}
-	if st.Server(name) != nil {
-		fmt.Fprintf(m.Err, "Error: Resource already managed by roofline\n\nserver.%s is already in the state. To take over another process, roofline state rm it first.\n", name)
+	if declared := b.cfg.Servers[name] != nil; !declared || st.Server(name) != nil {
+		m.view().ImportRefused(name, fs.Arg(0), id.String(), declared)
 		return ExitError
 	}
 	if p.HasErrors() {
 		printDiags(m, b.cfg, p.Diagnostics)
 		return ExitError
 	}
-	var c *plan.Change
-	for _, ch := range p.Changes {
-		if ch.Name == name && ch.Import != nil {
-			c = ch
-		}
-	}
-	if c == nil || c.Before == nil {
+	c := p.Change(name)
+	if c == nil || c.Import == nil || c.Before == nil {
 		printDiags(m, b.cfg, p.Diagnostics)
 		fmt.Fprintf(m.Err, "Error: server.%s could not be imported (see above).\n", name)
 		return ExitError

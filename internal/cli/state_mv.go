@@ -7,7 +7,6 @@ import (
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/journal"
-	"github.com/roofline/roofline/internal/suggest"
 	"github.com/roofline/roofline/internal/views"
 )
 
@@ -62,16 +61,12 @@ func stateMv(m *Meta, dir string, dryRun bool, lockTimeout time.Duration, from, 
 		return ExitError
 	}
 	s := f.Server(from)
-	switch {
-	case s == nil:
-		fmt.Fprintf(m.Err, "Error: Invalid source address\n\nserver.%s is not in the state.%s Nothing was moved.\n", from, suggest.DidYouMean(from, f.Names()))
-		return ExitError
-	case f.Server(to) != nil:
-		fmt.Fprintf(m.Err, "Error: Invalid target address\n\nserver.%s is already in the state; roofline state rm it first, or choose another name. Nothing was moved.\n", to)
+	if s == nil || f.Server(to) != nil {
+		m.view().MoveRefused(from, to, s == nil, f.Names())
 		return ExitError
 	}
 	if dryRun {
-		fmt.Fprintf(m.Out, "Would move server.%s to server.%s; its process is not touched.\n", from, to)
+		m.view().WouldMove(from, to)
 		return ExitOK
 	}
 	moveErr := apply.Move(sm.Dir(), f, from, to)

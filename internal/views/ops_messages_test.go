@@ -1,0 +1,39 @@
+package views
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/roofline/roofline/internal/state"
+)
+
+func TestOpsMessages(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		show     func(v *View)
+		out, err string // exact text on each stream
+	}{
+		{"move: no source", func(v *View) { v.MoveRefused("qwen", "b", true, []string{"qwen3", "other"}) }, "",
+			"Error: Invalid source address\n\nserver.qwen is not in the state. Did you mean \"qwen3\"? Nothing was moved.\n"},
+		{"move: target taken", func(v *View) { v.MoveRefused("a", "b", false, []string{"a", "b"}) }, "",
+			"Error: Invalid target address\n\nserver.b is already in the state; roofline state rm it first, or choose another name. Nothing was moved.\n"},
+		{"move: dry run", func(v *View) { v.WouldMove("a", "b") }, "Would move server.a to server.b; its process is not touched.\n", ""},
+		{"lock held", func(v *View) { v.LockFailed(fmt.Errorf("wrapped: %w", &state.LockError{})) }, "",
+			"Error: Error acquiring the state lock\n\nwrapped: " + (&state.LockError{}).Error() + "\n"},
+		{"lock broken", func(v *View) { v.LockFailed(errors.New("read-only file system")) }, "", "Error: cannot lock the state: read-only file system\n"},
+		{"import: undeclared", func(v *View) { v.ImportRefused("a", "server.a", "port:8000", false) }, "",
+			"Error: Import to a server not in the configuration\n\nThere is no server.a. Declare it first; roofline import -generate-config-out=FILE server.a port:8000 writes one from the running process.\n"},
+		{"import: managed", func(v *View) { v.ImportRefused("a", "server.a", "pid:7", true) }, "",
+			"Error: Resource already managed by roofline\n\nserver.a is already in the state. To take over another process, roofline state rm it first.\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			tc.show(&View{Out: &out, Err: &errb})
+			if out.String() != tc.out || errb.String() != tc.err {
+				t.Errorf("out %q err %q, want %q %q", out.String(), errb.String(), tc.out, tc.err)
+			}
+		})
+	}
+}
