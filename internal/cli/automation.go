@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+
+	"github.com/roofline/roofline/internal/secret"
 )
 
 // envArgs returns the arguments ROOFLINE_CLI_ARGS and
@@ -138,18 +140,4 @@ func setupLog(m *Meta, command string) (func(), error) {
 }
 
 // redactArgs hides -var values, which may be secrets, from the log.
-func redactArgs(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = a
-		if i > 0 && (args[i-1] == "-var" || args[i-1] == "--var") {
-			name, _, _ := strings.Cut(a, "=")
-			out[i] = name + "=(redacted)"
-		}
-		if v, ok := strings.CutPrefix(strings.TrimLeft(a, "-"), "var="); ok {
-			name, _, _ := strings.Cut(v, "=")
-			out[i] = "-var=" + name + "=(redacted)"
-		}
-	}
-	return out
-}
+var redactArgs = secret.RedactVarArgs

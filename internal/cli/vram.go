@@ -165,20 +165,9 @@ func vramResolveGPUs(a *vramArgs) (views.VRAMGPUs, error) {
 	if err != nil {
 		return g, err
 	}
-	for i, d := range picked {
-		t := d.CUDATotalBytes()
-		if i == 0 || t < g.Total {
-			g.Total, g.NVML = t, d.MemoryTotalBytes
-		}
-		if i == 0 {
-			g.Name, g.CC = d.Name, d.ComputeCapability
-		}
-		g.Indexes = append(g.Indexes, d.Index)
-		g.Free = append(g.Free, d.MemoryFreeBytes)
-	}
+	g = views.VRAMGPUsOf(picked, snap.Source)
 	if g.Total == 0 {
 		return g, fmt.Errorf("%s reports no memory for GPU %d", snap.Source, picked[0].Index)
 	}
-	g.Source = snap.Source
 	return g, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/jsonplan"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/vram"
@@ -22,6 +23,25 @@ type VRAMGPUs struct {
 	NVML    uint64   `json:"-"` // NVML's total of that GPU
 	CC      string   `json:"-"` // compute capability
 	Source  string   `json:"-"` // where the figures come from, in words
+}
+
+// VRAMGPUsOf is what an engine on the picked GPUs of a snapshot sees: the
+// smallest one's totals (every rank claims the same share), the first
+// one's name and compute capability, and each one's free memory.
+func VRAMGPUsOf(picked []*gpu.GPU, source string) VRAMGPUs {
+	g := VRAMGPUs{Source: source}
+	for i, d := range picked {
+		t := d.CUDATotalBytes()
+		if i == 0 || t < g.Total {
+			g.Total, g.NVML = t, d.MemoryTotalBytes
+		}
+		if i == 0 {
+			g.Name, g.CC = d.Name, d.ComputeCapability
+		}
+		g.Indexes = append(g.Indexes, d.Index)
+		g.Free = append(g.Free, d.MemoryFreeBytes)
+	}
+	return g
 }
 
 // VRAMEstimate is what roofline vram prints: the estimate and what it was
