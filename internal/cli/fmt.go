@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/roofline/roofline/internal/config"
-	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/views"
 )
 
@@ -72,8 +70,7 @@ func runFmt(m *Meta, args []string) int {
 			view.Diff(f, string(src), string(out))
 		}
 		if *write {
-			info, _ := os.Stat(f)
-			if err := writeFileAtomic(f, out, info.Mode().Perm()); err != nil {
+			if err := config.Rewrite(f, out); err != nil {
 				m.view().Errorf("%v", err)
 				failed = true
 			}
@@ -116,14 +113,4 @@ func fmtStdin(m *Meta, check, diff bool) int {
 		return ExitFmt
 	}
 	return ExitOK
-}
-
-// writeFileAtomic replaces path with data (internal/fsx), so an interrupted
-// write never leaves half a file. A configuration file that is a symlink
-// (a dotfiles checkout) is rewritten where it points, as an editor would.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
-	return fsx.WriteFile(path, data, perm)
 }

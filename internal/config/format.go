@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 // FormatFiles lists the files roofline fmt rewrites for targets, sorted: a
@@ -60,4 +61,19 @@ func Format(src []byte, filename string) ([]byte, hcl.Diagnostics) {
 		return nil, diags
 	}
 	return hclwrite.Format(src), nil
+}
+
+// Rewrite replaces the configuration file at path with data (fsx.WriteFile:
+// an interrupted write never leaves half a file), keeping its permissions.
+// A file that is a symlink (a dotfiles checkout) is rewritten where it
+// points, as an editor would.
+func Rewrite(path string, data []byte) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	return fsx.WriteFile(path, data, info.Mode().Perm())
 }
