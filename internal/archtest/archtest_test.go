@@ -38,7 +38,7 @@ var allowed = map[string][]string{
 	"internal/state":           {"internal/version", "internal/suggest"},
 	"internal/driver":          {"internal/state"},
 	"internal/driver/process":  {"internal/driver", "internal/state"},
-	"internal/driver/docker":   {"internal/driver", "internal/state"},
+	"internal/driver/docker":   {"internal/driver", "internal/state", "internal/engine"},
 	"internal/kube":            {"internal/config", "internal/engine"},
 	"internal/kube/live":       {"internal/config", "internal/kube", "internal/engine/logdiag", "internal/gpu", "internal/model", "internal/vram", "internal/vram/fromodel", "internal/textdiff"},
 	"internal/vram/fromodel":   {"internal/model", "internal/vram"},
