@@ -136,7 +136,7 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 		return rs.Outs
 	}
 	ap := &apply.Applier{
-		State: r.b.states, Drivers: r.b.drivers, Gates: newGates(r.m), Hooks: agentHooks{r.logf},
+		State: r.b.states, Drivers: r.b.drivers, Gates: newGates(r.m), Hooks: views.LogHooks{Logf: r.logf},
 		StateDir: r.b.stateDir, Proxies: r.b.proxies(),
 		Journal: journalFor(r.b, func() *gpu.Snapshot { return p.Snapshot }), Secrets: r.m.secrets,
 	}
@@ -157,16 +157,6 @@ func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []ag
 		}
 	}
 	return rs.Outs
-}
-
-// agentHooks logs apply's progress lines.
-type agentHooks struct{ logf func(string, ...any) }
-
-func (h agentHooks) Begin(addr, verb string) { h.logf("%s: %s", addr, verb) }
-func (h agentHooks) Progress(string, time.Duration, string) {
-}
-func (h agentHooks) End(addr, verb string, elapsed time.Duration, detail string) {
-	h.logf("%s: %s after %s [%s]", addr, verb, elapsed.Round(100*time.Millisecond), detail)
 }
 
 func runAgent(m *Meta, args []string) int {
@@ -212,7 +202,7 @@ func runAgent(m *Meta, args []string) int {
 			return usageError(m, "agent", err.Error())
 		}
 		if !loop && token == "" {
-			fmt.Fprintf(m.Err, "Error: -listen=%s is reachable from other hosts, and no token protects it\n\nSet $ROOFLINE_AGENT_TOKEN or -token-file=FILE (its first line is the bearer token), or listen on loopback.\n", *listen)
+			m.view().AgentUnprotected(*listen)
 			return ExitError
 		}
 	}
@@ -388,7 +378,7 @@ func (t agentRetirer) Retire(ctx context.Context, now time.Time) ([]string, erro
 	if len(retired) == 0 {
 		return nil, nil
 	}
-	ap := &apply.Applier{State: t.r.b.states, Drivers: t.r.b.drivers, Gates: newGates(t.r.m), Hooks: agentHooks{t.r.logf},
+	ap := &apply.Applier{State: t.r.b.states, Drivers: t.r.b.drivers, Gates: newGates(t.r.m), Hooks: views.LogHooks{Logf: t.r.logf},
 		StateDir: t.r.b.stateDir, Proxies: t.r.b.proxies(), Secrets: t.r.m.secrets}
 	if _, err := ap.Apply(ctx, p, st); err != nil {
 		return nil, err

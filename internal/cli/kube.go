@@ -9,7 +9,6 @@ import (
 	"github.com/roofline/roofline/internal/kube"
 	"github.com/roofline/roofline/internal/kube/live"
 	"github.com/roofline/roofline/internal/model"
-	"github.com/roofline/roofline/internal/views"
 )
 
 // clusterRun is one cluster's plan and the client that made it.
@@ -43,14 +42,8 @@ func planClusters(m *Meta, cfg *config.Config, destroy bool) ([]*clusterRun, boo
 			continue
 		}
 		p := c.Plan(ctx, specs, destroy, &live.Preflight{Inspect: model.Inspect})
-		errs, warns := views.Split(p.Diags)
-		views.WriteDiagnostics(m.Err, cfg.Files, errs, m.Color)
-		if !p.Diags.HasErrors() {
-			fmt.Fprint(m.Out, live.Human(p))
-		} else {
-			ok = false
-		}
-		views.WriteWarnings(m.Out, cfg.Files, warns, m.CompactWarnings, m.Color)
+		m.view().ClusterPlan(cfg.Files, p.Diags, live.Human(p))
+		ok = ok && !p.Diags.HasErrors()
 		runs = append(runs, &clusterRun{client: c, plan: p, specs: specs})
 	}
 	return runs, ok
