@@ -66,7 +66,7 @@ func runImport(m *Meta, args []string) int {
 	c := p.Change(name)
 	if c == nil || c.Import == nil || c.Before == nil {
 		printDiags(m, b.cfg, p.Diagnostics)
-		fmt.Fprintf(m.Err, "Error: server.%s could not be imported (see above).\n", name)
+		m.view().NotImported(name)
 		return ExitError
 	}
 	st.Set(c.Before.Clone())
@@ -120,7 +120,7 @@ func generateConfig(m *Meta, o planOptions, name string, id config.ImportID, pat
 		return ExitError
 	}
 	if _, err := os.Lstat(path); err == nil {
-		fmt.Fprintf(m.Err, "Error: %s already exists; -generate-config-out writes a new file only.\n", path)
+		m.view().GenerateRefused(name, path, true)
 		return ExitError
 	}
 	cfg, ok := loadConfig(m)
@@ -128,7 +128,7 @@ func generateConfig(m *Meta, o planOptions, name string, id config.ImportID, pat
 		return ExitError
 	}
 	if cfg.Servers[name] != nil {
-		fmt.Fprintf(m.Err, "Error: server.%s is already declared; -generate-config-out writes a block for a server the configuration lacks.\n", name)
+		m.view().GenerateRefused(name, path, false)
 		return ExitError
 	}
 	ip := describeImport(process.New(), id)

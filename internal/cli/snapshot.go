@@ -121,9 +121,6 @@ func failOnPolicy(m *Meta, policies []string, p *plan.Plan) (int, bool) {
 	if len(broken) == 0 {
 		return 0, false
 	}
-	fmt.Fprintf(m.Err, "\nError: The plan breaks a -fail-on policy\n\n")
-	for _, b := range broken {
-		fmt.Fprintf(m.Err, "  - %s\n", b)
-	}
+	m.view().PolicyBroken(broken)
 	return ExitPolicy, true
 }

@@ -45,3 +45,27 @@ func (v *View) ImportRefused(name, addr, id string, declared bool) {
 	}
 	fmt.Fprintf(v.Err, "Error: Resource already managed by roofline\n\nserver.%s is already in the state. To take over another process, roofline state rm it first.\n", name)
 }
+
+// NotImported: the plan found no process to import as server.NAME (its
+// diagnostics, printed before, say why).
+func (v *View) NotImported(name string) {
+	fmt.Fprintf(v.Err, "Error: server.%s could not be imported (see above).\n", name)
+}
+
+// GenerateRefused says why import -generate-config-out wrote nothing: path
+// exists (exists), or server.NAME is already declared.
+func (v *View) GenerateRefused(name, path string, exists bool) {
+	if exists {
+		fmt.Fprintf(v.Err, "Error: %s already exists; -generate-config-out writes a new file only.\n", path)
+		return
+	}
+	fmt.Fprintf(v.Err, "Error: server.%s is already declared; -generate-config-out writes a block for a server the configuration lacks.\n", name)
+}
+
+// PolicyBroken lists what broke a -fail-on policy, one line each.
+func (v *View) PolicyBroken(broken []string) {
+	fmt.Fprintf(v.Err, "\nError: The plan breaks a -fail-on policy\n\n")
+	for _, b := range broken {
+		fmt.Fprintf(v.Err, "  - %s\n", b)
+	}
+}

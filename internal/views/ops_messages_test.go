@@ -27,6 +27,15 @@ func TestOpsMessages(t *testing.T) {
 			"Error: Import to a server not in the configuration\n\nThere is no server.a. Declare it first; roofline import -generate-config-out=FILE server.a port:8000 writes one from the running process.\n"},
 		{"import: managed", func(v *View) { v.ImportRefused("a", "server.a", "pid:7", true) }, "",
 			"Error: Resource already managed by roofline\n\nserver.a is already in the state. To take over another process, roofline state rm it first.\n"},
+		{"import: nothing found", func(v *View) { v.NotImported("a") }, "", "Error: server.a could not be imported (see above).\n"},
+		{"generate: file exists", func(v *View) { v.GenerateRefused("a", "a.hcl", true) }, "",
+			"Error: a.hcl already exists; -generate-config-out writes a new file only.\n"},
+		{"generate: declared", func(v *View) { v.GenerateRefused("a", "a.hcl", false) }, "",
+			"Error: server.a is already declared; -generate-config-out writes a block for a server the configuration lacks.\n"},
+		{"fail-on", func(v *View) {
+			v.PolicyBroken([]string{"server.a is destroyed (gone)", "server.b is replaced with downtime (gpus changed)"})
+		}, "",
+			"\nError: The plan breaks a -fail-on policy\n\n  - server.a is destroyed (gone)\n  - server.b is replaced with downtime (gpus changed)\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
