@@ -140,10 +140,8 @@ func runPlan(m *Meta, args []string) int {
 	if fs.NArg() > 0 {
 		return usageError(m, "plan", fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	}
-	for _, f := range o.failOn {
-		if f != "downtime" && f != "destroy" {
-			return usageError(m, "plan", fmt.Sprintf("-fail-on=%s: the policies are downtime and destroy", f))
-		}
+	if err := plan.CheckPolicies(o.failOn); err != nil {
+		return usageError(m, "plan", err.Error())
 	}
 	switch {
 	case o.format != "human" && o.format != "markdown":

@@ -1,6 +1,23 @@
 package plan
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Policies are the -fail-on policies PolicyBreaks knows.
+var Policies = []string{"downtime", "destroy"}
+
+// CheckPolicies refuses the first -fail-on value that is not a policy.
+func CheckPolicies(policies []string) error {
+	for _, f := range policies {
+		if !slices.Contains(Policies, f) {
+			return fmt.Errorf("-fail-on=%s: the policies are %s", f, strings.Join(Policies, " and "))
+		}
+	}
+	return nil
+}
 
 // PolicyBreaks lists what in p breaks a -fail-on policy: "downtime" (a
 // replacement that stops the old server first) and "destroy" (a server

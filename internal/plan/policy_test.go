@@ -26,3 +26,20 @@ func TestPolicyBreaks(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckPolicies(t *testing.T) {
+	for _, c := range []struct {
+		in      []string
+		wantErr string
+	}{
+		{nil, ""},
+		{[]string{"downtime", "destroy"}, ""},
+		{[]string{"destroy", "downtim", "x"}, "-fail-on=downtim: the policies are downtime and destroy"},
+		{[]string{""}, "-fail-on=: the policies are downtime and destroy"},
+	} {
+		err := CheckPolicies(c.in)
+		if (err == nil) != (c.wantErr == "") || err != nil && err.Error() != c.wantErr {
+			t.Errorf("CheckPolicies(%q) = %v, want %q", c.in, err, c.wantErr)
+		}
+	}
+}
