@@ -272,33 +272,12 @@ func logPathOf(stateDir, name string) string { return filepath.Join(stateDir, "l
 func twoStageInterrupt(m *Meta) (stopping <-chan struct{}, interrupted func() bool, stop func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	soft := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-sigs:
-		case <-done:
-			return
-		}
-		m.view().Interrupted(false)
-		close(soft)
-		select {
-		case <-sigs:
-		case <-done:
-			return
-		}
+	i := apply.WatchInterrupts(sigs, func() { m.view().Interrupted(false) }, func() {
 		m.view().Interrupted(true)
 		os.Exit(ExitError)
-	}()
-	return soft, func() bool {
-			select {
-			case <-soft:
-				return true
-			default:
-				return false
-			}
-		}, func() {
-			signal.Stop(sigs)
-			close(done)
-		}
+	})
+	return i.Stopping, i.Interrupted, func() {
+		signal.Stop(sigs)
+		i.Stop()
+	}
 }
