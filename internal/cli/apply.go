@@ -105,12 +105,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 			return ExitError
 		}
 	} else if fs.NArg() == 0 {
-		errs, warns := views.Split(p.Diagnostics)
-		views.WriteDiagnostics(m.Err, p.Files, errs, m.Color)
-		if !p.HasErrors() {
-			plan.RenderHuman(m.Out, j, m.colorize)
-		}
-		views.WriteWarnings(m.Out, p.Files, warns, m.CompactWarnings, m.Color)
+		views.NewPlan(views.ViewHuman, m.view()).Plan(p)
 		if p.HasErrors() {
 			m.view().ApplyPlanErrors(false)
 			return ExitError

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/roofline/roofline/internal/config"
@@ -157,20 +156,7 @@ func appendBenchJournal(m *Meta, rs *resolvedServer, t gate.Target, res *gate.Be
 	if rs == nil || res == nil {
 		return
 	}
-	served := journal.Served{Server: rs.server.Name, Model: journal.ModelInfo{Name: t.Model}, GPUs: rs.server.GPUs}
-	if eng := rs.engine; eng != nil {
-		served.Engine = journal.EngineInfo{Kind: eng.Kind, Version: eng.Version, Identity: eng.Image}
-		switch {
-		case eng.Image != "":
-		case eng.Rehearsal:
-			served.Engine.Identity = "rehearsal"
-		case len(eng.Command) > 0:
-			served.Engine.Identity = strings.Join(eng.Command, " ")
-		}
-	}
-	if rs.model != nil {
-		served.Model.Path = rs.model.Path
-	}
+	served := gate.ConfiguredServed(rs.server, rs.engine, rs.model, t.Model)
 	dir := stateDir(rs.cfg)
 	if st, err := state.Read(filepath.Join(dir, state.StateFileName)); err == nil && st != nil {
 		if s := st.Servers[rs.server.Name]; s != nil {

@@ -45,10 +45,6 @@ func printDiags(m *Meta, cfg *config.Config, diags hcl.Diagnostics) {
 // stateDir returns the state directory of cfg (absolute).
 func stateDir(cfg *config.Config) string { return cfg.StateDirPath() }
 
-// colorize turns [green]...[reset] markup into ANSI codes when colour is on,
-// and strips it otherwise (Terraform's colorstring convention).
-func (m *Meta) colorize(s string) string { return views.Colorize(s, m.Color) }
-
 // view is the base of every command's view; built after the flags are
 // parsed, since -no-color and -compact-warnings are per command.
 func (m *Meta) view() *views.View {

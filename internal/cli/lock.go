@@ -5,7 +5,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
-	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/enginelock"
 	"github.com/roofline/roofline/internal/plan"
 )
@@ -13,11 +12,7 @@ import (
 // lockDiags checks the probed engines against roofline.lock.hcl in the
 // configuration directory (enginelock.Check).
 func lockDiags(cfg *config.Config, engines map[string]plan.EngineResult) hcl.Diagnostics {
-	installed := map[string]*engine.Installed{}
-	for name, r := range engines {
-		installed[name] = r.Installed
-	}
-	return enginelock.Check(config.LockFileName, cfg, installed)
+	return enginelock.Check(config.LockFileName, cfg, plan.InstalledOf(engines))
 }
 
 func stateProbeDir(b *backend) string { return filepath.Join(b.stateDir, "probes") }

@@ -10,7 +10,6 @@ import (
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/plan"
-	"github.com/roofline/roofline/internal/rehearsal"
 	"github.com/roofline/roofline/internal/snapshot"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/views"
@@ -92,20 +91,8 @@ func makeSnapshotPlan(m *Meta, o *planOptions, mode plan.Mode) (*plan.Plan, *sta
 	if !ok1 || !ok2 {
 		return nil, nil, false
 	}
-	rehearsal.ResolveAll(cfg, snap.Self) // as the host runs it
-	in := snap.Inputs(cfg)
-	rehearsal.UseInventory(in.Config, in.Snapshot)
-	in.Mode, in.Targets, in.Replace = mode, targets, replaces
-	in.Review = true
-	in.Now = time.Now()
-	p := plan.Make(in)
+	p := snap.ReviewPlan(cfg, mode, targets, replaces, time.Now(), o.snapshotMaxAge)
 	m.secrets.Add(p.Secrets.Values()...)
-	p.Diagnostics = append(p.Diagnostics, lockDiags(cfg, in.Engines)...)
-	p.Review = true
-	p.SnapshotHost, p.SnapshotCreatedAt = snap.Host, snap.CreatedAt
-	if d := snap.AgeWarning(in.Now, o.snapshotMaxAge); d != nil {
-		p.Diagnostics = append(p.Diagnostics, d)
-	}
 	if m.diagSink != nil {
 		p.Diagnostics = append(*m.diagSink, p.Diagnostics...)
 		*m.diagSink = nil

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/journal"
 )
 
@@ -265,4 +266,26 @@ func (r *BenchResult) Summary(violations []Violation, checked bool) *journal.Ben
 		}
 	}
 	return s
+}
+
+// ConfiguredServed is what the journal records of a bench of a configured
+// server roofline has no state record of: its GPUs, the served model name
+// (model) and folder, and the engine's kind, version and identity (its
+// image, "rehearsal", or its command line) from the configuration.
+func ConfiguredServed(srv *config.Server, eng *config.Engine, mod *config.Model, model string) journal.Served {
+	served := journal.Served{Server: srv.Name, Model: journal.ModelInfo{Name: model}, GPUs: srv.GPUs}
+	if eng != nil {
+		served.Engine = journal.EngineInfo{Kind: eng.Kind, Version: eng.Version, Identity: eng.Image}
+		switch {
+		case eng.Image != "":
+		case eng.Rehearsal:
+			served.Engine.Identity = "rehearsal"
+		case len(eng.Command) > 0:
+			served.Engine.Identity = strings.Join(eng.Command, " ")
+		}
+	}
+	if mod != nil {
+		served.Model.Path = mod.Path
+	}
+	return served
 }

@@ -263,3 +263,13 @@ func ModelFileChanges(before, after map[string]string) []string {
 	}
 	return out
 }
+
+// InstalledOf is what each engine's probe found (nil for a failed probe),
+// by engine block name: what the engine lock file is checked against.
+func InstalledOf(engines map[string]EngineResult) map[string]*engine.Installed {
+	out := map[string]*engine.Installed{}
+	for name, r := range engines {
+		out[name] = r.Installed
+	}
+	return out
+}

@@ -106,3 +106,11 @@ func TestCurrentInstalls(t *testing.T) {
 		t.Errorf("models %q, want %q", models, want)
 	}
 }
+
+func TestInstalledOf(t *testing.T) {
+	v := &engine.Installed{Kind: "vllm"}
+	got := InstalledOf(map[string]EngineResult{"v": {Installed: v}, "broken": {}})
+	if len(got) != 2 || got["v"] != v || got["broken"] != nil {
+		t.Errorf("%v", got)
+	}
+}

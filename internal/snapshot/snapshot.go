@@ -20,10 +20,12 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/enginelock"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/rehearsal"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/version"
 	"github.com/roofline/roofline/internal/vram"
@@ -342,4 +344,27 @@ func (f *File) Unreadable() int {
 		}
 	}
 	return n
+}
+
+// ReviewPlan plans cfg (this checkout's configuration, read as the host's
+// copy) against every fact of the snapshot, as the host would run it:
+// rehearsal engines resolved to the host's roofline, the engine lock file
+// checked, the snapshot's age warned about past maxAge (0: never). Nothing
+// is probed, locked or written. The plan is a review plan: it cannot be
+// applied.
+func (f *File) ReviewPlan(cfg *config.Config, mode plan.Mode, targets, replaces []string, now time.Time, maxAge time.Duration) *plan.Plan {
+	rehearsal.ResolveAll(cfg, f.Self)
+	in := f.Inputs(cfg)
+	rehearsal.UseInventory(in.Config, in.Snapshot)
+	in.Mode, in.Targets, in.Replace = mode, targets, replaces
+	in.Review = true
+	in.Now = now
+	p := plan.Make(in)
+	p.Diagnostics = append(p.Diagnostics, enginelock.Check(config.LockFileName, cfg, plan.InstalledOf(in.Engines))...)
+	p.Review = true
+	p.SnapshotHost, p.SnapshotCreatedAt = f.Host, f.CreatedAt
+	if d := f.AgeWarning(now, maxAge); d != nil {
+		p.Diagnostics = append(p.Diagnostics, d)
+	}
+	return p
 }
