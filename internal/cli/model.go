@@ -143,13 +143,12 @@ func runModelVerify(m *Meta, args []string) int {
 	if !ok {
 		return ExitError
 	}
-	if *sums == "" {
-		*sums = model.DefaultChecksums(dir)
-		if _, err := os.Stat(*sums); err != nil {
-			m.view().Errorf("no checksum file at %s: pass -checksums FILE, or write one on the source machine with \"roofline model manifest %s\"", *sums, dir)
-			return ExitError
-		}
+	path, err := model.ChecksumsFor(dir, *sums)
+	if err != nil {
+		m.view().Errorf("%v", err)
+		return ExitError
 	}
+	*sums = path
 	bar, progress := m.view().Progress("verifying", m.ErrTerminal)
 	res, err := model.Verify(dir, *sums, progress)
 	bar.Finish()

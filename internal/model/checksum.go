@@ -35,6 +35,19 @@ func DefaultChecksums(dir string) string {
 	return filepath.Clean(dir) + ".sha256"
 }
 
+// ChecksumsFor returns the checksum file that verify reads for folder dir:
+// given, or else DefaultChecksums(dir), which must exist.
+func ChecksumsFor(dir, given string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	path := DefaultChecksums(dir)
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("no checksum file at %s: pass -checksums FILE, or write one on the source machine with \"roofline model manifest %s\"", path, dir)
+	}
+	return path, nil
+}
+
 // Manifest writes the sha256 of every regular file under dir (symlinks to
 // files followed, as Hugging Face cache snapshots are made of them) in
 // sha256sum format, "<hex>  <path relative to dir>", sorted by path. Names

@@ -289,3 +289,30 @@ func TestDefaultChecksums(t *testing.T) {
 		}
 	}
 }
+
+func TestChecksumsFor(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "Qwen3-8B")
+	for _, c := range []struct {
+		name, given, want, wantErr string
+		write                      bool
+	}{
+		{name: "given", given: "/x/sums.txt", want: "/x/sums.txt"},
+		{name: "beside the folder, missing", wantErr: "no checksum file at " + dir + ".sha256: pass -checksums FILE, or write one on the source machine with \"roofline model manifest " + dir + "\""},
+		{name: "beside the folder", write: true, want: dir + ".sha256"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.write {
+				if err := os.WriteFile(dir+".sha256", nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := model.ChecksumsFor(dir, c.given)
+			switch {
+			case c.wantErr != "" && (err == nil || err.Error() != c.wantErr):
+				t.Errorf("err = %v, want %q", err, c.wantErr)
+			case c.wantErr == "" && (err != nil || got != c.want):
+				t.Errorf("ChecksumsFor = %q, %v; want %q", got, err, c.want)
+			}
+		})
+	}
+}
