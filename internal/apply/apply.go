@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -686,6 +687,12 @@ func APIKey(d *plan.Desired) (string, error) {
 	default:
 		return "", errors.New("the plan does not carry the api_key (a plan file made by an older roofline, which did not seal it): run roofline plan -out again, or apply without a plan file")
 	}
+}
+
+// LogPath is where apply writes server name's engine log in a state
+// directory (config.ServerLogPath answers the same for a configuration).
+func LogPath(stateDir, name string) string {
+	return filepath.Join(stateDir, "logs", name+".log")
 }
 
 // maxKeyFile bounds an API key file: a key is one line.

@@ -63,7 +63,7 @@ func (a *Applier) create(ctx context.Context, c *plan.Change) error {
 // target, and its GPU memory is needed.
 func (a *Applier) prepare(ctx context.Context, r *rollout) error {
 	c, d := r.c, r.d
-	r.logPath = filepath.Join(a.StateDir, "logs", d.Name+".log")
+	r.logPath = LogPath(a.StateDir, d.Name)
 	if err := os.MkdirAll(filepath.Dir(r.logPath), 0o700); err != nil {
 		return &ServerError{Addr: c.Addr, Phase: "start", Err: err}
 	}

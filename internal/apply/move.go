@@ -28,7 +28,7 @@ func Move(stateDir string, st *state.File, from, to string) error {
 	}
 	var errs []error
 	// The log file, when it has the name apply gives it.
-	oldLog, newLog := filepath.Join(stateDir, "logs", from+".log"), filepath.Join(stateDir, "logs", to+".log")
+	oldLog, newLog := LogPath(stateDir, from), LogPath(stateDir, to)
 	if s.LogPath == oldLog {
 		if err := renameNoClobber(oldLog, newLog); err != nil {
 			errs = append(errs, fmt.Errorf("log file: %w (the state now records server.%s; its log stays at %s)", err, to, oldLog))

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -263,8 +262,6 @@ func terminalWidth() int {
 }
 
 // logPathOf is where a server's engine writes its log.
-func logPathOf(stateDir, name string) string { return filepath.Join(stateDir, "logs", name+".log") }
-
 // twoStageInterrupt handles SIGINT and SIGTERM during apply as Terraform
 // does: the first closes stopping (apply finishes the changes in flight and
 // starts no other), the second exits at once. interrupted reports whether a

@@ -86,7 +86,7 @@ func runLogs(m *Meta, args []string) int {
 		return ExitError
 	}
 	dir := stateDir(cfg)
-	path := logPathOf(dir, name)
+	path := apply.LogPath(dir, name)
 	if s := stateServer(m, cfg, name); s != nil && s.LogPath != "" {
 		path = s.LogPath
 		// A container's log lives in the daemon; bring the file up to date.
