@@ -6,7 +6,8 @@ import (
 	"slices"
 	"sort"
 	"testing"
-	"time"
+
+	"github.com/roofline/roofline/internal/jsonfill"
 )
 
 // TestDocumentKeepsEveryField fills every field of the plan's JSON form and
@@ -16,7 +17,7 @@ import (
 // (internal/jsonplan) carries it too, with its version noted.
 func TestDocumentKeepsEveryField(t *testing.T) {
 	var j JSONPlan
-	fill(reflect.ValueOf(&j).Elem(), 0)
+	jsonfill.Fill(reflect.ValueOf(&j).Elem(), 3)
 	j.Summary = map[string]int{"add": 1, "change": 1, "destroy": 1}
 	for i := range j.ResourceChanges {
 		// sensitiveMarks' shape
@@ -103,63 +104,4 @@ func keys(t *testing.T, v any) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// fill sets every exported field that JSON writes to a non-zero value.
-// depth bounds recursive types (a server's deposed server).
-func fill(v reflect.Value, depth int) {
-	switch v.Interface().(type) {
-	case time.Time:
-		v.Set(reflect.ValueOf(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)))
-		return
-	case json.RawMessage:
-		v.Set(reflect.ValueOf(json.RawMessage(`{"ok":true}`)))
-		return
-	}
-	switch v.Kind() {
-	case reflect.String:
-		v.SetString("x")
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(1)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(1)
-	case reflect.Float32, reflect.Float64:
-		v.SetFloat(1.5)
-	case reflect.Pointer:
-		if depth > 3 {
-			return
-		}
-		p := reflect.New(v.Type().Elem())
-		fill(p.Elem(), depth+1)
-		v.Set(p)
-	case reflect.Slice:
-		s := reflect.MakeSlice(v.Type(), 1, 1)
-		fill(s.Index(0), depth)
-		v.Set(s)
-	case reflect.Array:
-		for i := range v.Len() {
-			fill(v.Index(i), depth)
-		}
-	case reflect.Map:
-		if v.Type().Elem().Kind() == reflect.Interface {
-			return // the sensitive marks, set by the caller
-		}
-		m := reflect.MakeMap(v.Type())
-		k := reflect.New(v.Type().Key()).Elem()
-		k.SetString("k")
-		e := reflect.New(v.Type().Elem()).Elem()
-		fill(e, depth)
-		m.SetMapIndex(k, e)
-		v.Set(m)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			f := v.Type().Field(i)
-			if !f.IsExported() || f.Tag.Get("json") == "-" {
-				continue
-			}
-			fill(v.Field(i), depth)
-		}
-	}
 }
