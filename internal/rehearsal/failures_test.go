@@ -61,7 +61,7 @@ func TestInjectedFailuresAreClassified(t *testing.T) {
 				t.Parallel()
 				port := freePort(t)
 				p := startEngine(t, spec, []string{EnvFail + "=" + class}, engineArgs(kind, qwen, port, "--tensor-parallel-size", "2")...)
-				code := p.wait(20 * time.Second)
+				code := p.wait(startWithin)
 				if code == 0 {
 					t.Fatalf("exit status 0; output:\n%s", p.out)
 				}
@@ -139,7 +139,7 @@ func TestNaturalFailures(t *testing.T) {
 			}
 			kind, _, _ := strings.Cut(tt.spec, "@")
 			p := startEngine(t, tt.spec, tt.env, engineArgs(kind, tt.model, port, tt.extra...)...)
-			if code := p.wait(20 * time.Second); code == 0 {
+			if code := p.wait(startWithin); code == 0 {
 				t.Fatalf("exit status 0; output:\n%s", p.out)
 			}
 			d := logdiag.Classify([]byte(p.out.String()))
@@ -164,7 +164,7 @@ func TestStartupFootprint(t *testing.T) {
 				lenFlag = "--context-length"
 			}
 			p := startEngine(t, spec, nil, engineArgs(kind, qwen, port, lenFlag, "32768")...)
-			p.waitFor("ready", 20*time.Second, func() bool { return healthCode(port) == 200 })
+			p.waitFor("ready", startWithin, func() bool { return healthCode(port) == 200 })
 			fp := logdiag.ParseFootprint([]byte(p.out.String()))
 			if fp == nil || fp.WeightsGiB == nil || fp.KVTokens == nil || fp.MaxModelLen == nil {
 				t.Fatalf("footprint not found: %+v\n%s", fp, p.out)
@@ -199,7 +199,7 @@ func TestOtherStartErrors(t *testing.T) {
 			t.Parallel()
 			kind, _, _ := strings.Cut(tt.spec, "@")
 			p := startEngine(t, tt.spec, tt.env, engineArgs(kind, qwen, freePort(t), tt.extra...)...)
-			if code := p.wait(20 * time.Second); code != 1 || !strings.Contains(p.out.String(), tt.want) {
+			if code := p.wait(startWithin); code != 1 || !strings.Contains(p.out.String(), tt.want) {
 				t.Errorf("exit %d, want 1 and %q in:\n%s", code, tt.want, p.out)
 			}
 		})

@@ -52,6 +52,11 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// startWithin bounds a start or a failed start (200 ms of load time). It is
+// generous because CI runs these beside every other package on two cores; a
+// real hang still fails, with the goroutines of both processes (dump).
+const startWithin = time.Minute
+
 // engineProc is a rehearsal engine started as a process of its own group.
 type engineProc struct {
 	t    *testing.T
@@ -100,9 +105,21 @@ func (p *engineProc) wait(timeout time.Duration) int {
 	case <-p.done:
 		return p.code
 	case <-time.After(timeout):
-		p.t.Fatalf("the engine did not exit within %v; output:\n%s", timeout, p.out)
+		p.t.Fatalf("the engine did not exit within %v; output, then the goroutines of its processes:\n%s", timeout, p.dump())
 		return -1
 	}
+}
+
+// dump asks every process of the engine's group (API server and worker are
+// Go processes) to print its goroutines, and returns the output with them,
+// so that a hang names where it hangs.
+func (p *engineProc) dump() string {
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGQUIT)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+	}
+	return p.out.String()
 }
 
 // waitFor polls cond until it holds, failing after timeout.
@@ -111,7 +128,7 @@ func (p *engineProc) waitFor(what string, timeout time.Duration, cond func() boo
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			p.t.Fatalf("timed out waiting for %s; output:\n%s", what, p.out)
+			p.t.Fatalf("timed out waiting for %s; output, then the goroutines of its processes:\n%s", what, p.dump())
 		}
 		select {
 		case <-p.done:

@@ -68,7 +68,7 @@ func TestSIGTERMStopsChildren(t *testing.T) {
 			kind, _, _ := strings.Cut(spec, "@")
 			port := freePort(t)
 			p := startEngine(t, spec, nil, engineArgs(kind, qwen, port)...)
-			p.waitFor("ready", 20*time.Second, func() bool { return healthCode(port) == 200 })
+			p.waitFor("ready", startWithin, func() bool { return healthCode(port) == 200 })
 			kids := childrenOf(t, p.cmd.Process.Pid)
 			if len(kids) != 1 {
 				t.Fatalf("want one worker child, found %v", kids)
@@ -92,7 +92,7 @@ func TestWorkerDiesWithParent(t *testing.T) {
 	qwen := writeModel(t, modeltest.Qwen3_8B)
 	port := freePort(t)
 	p := startEngine(t, "vllm@0.16.0", nil, engineArgs(KindVLLM, qwen, port)...)
-	p.waitFor("ready", 20*time.Second, func() bool { return healthCode(port) == 200 })
+	p.waitFor("ready", startWithin, func() bool { return healthCode(port) == 200 })
 	kids := childrenOf(t, p.cmd.Process.Pid)
 	if len(kids) != 1 {
 		t.Fatalf("want one worker child, found %v", kids)
@@ -117,7 +117,7 @@ func TestLoadTimeSemantics(t *testing.T) {
 		if c := healthCode(port); c != 0 {
 			t.Errorf("while loading /health answered %d; vLLM refuses connections", c)
 		}
-		p.waitFor("ready", 20*time.Second, func() bool { return healthCode(port) == 200 })
+		p.waitFor("ready", startWithin, func() bool { return healthCode(port) == 200 })
 		if el := time.Since(start); el < 1500*time.Millisecond {
 			t.Errorf("ready after %v, before the load time", el)
 		}
@@ -131,8 +131,8 @@ func TestLoadTimeSemantics(t *testing.T) {
 		if c := healthCode(port); c != 0 {
 			t.Errorf("while loading /health answered %d; SGLang does not listen yet", c)
 		}
-		p.waitFor("503 while warming up", 20*time.Second, func() bool { return healthCode(port) == 503 })
-		p.waitFor("ready", 20*time.Second, func() bool { return healthCode(port) == 200 })
+		p.waitFor("503 while warming up", startWithin, func() bool { return healthCode(port) == 503 })
+		p.waitFor("ready", startWithin, func() bool { return healthCode(port) == 200 })
 		if !strings.Contains(p.out.String(), "The server is fired up and ready to roll!") {
 			t.Errorf("no ready line:\n%s", p.out)
 		}
@@ -145,7 +145,7 @@ func TestLifecycleInjection(t *testing.T) {
 		t.Parallel()
 		port := freePort(t)
 		p := startEngine(t, "vllm@0.16.0", []string{EnvFail + "=crash_after=300ms"}, engineArgs(KindVLLM, qwen, port)...)
-		p.waitFor("ready", 20*time.Second, func() bool { return healthCode(port) == 200 })
+		p.waitFor("ready", startWithin, func() bool { return healthCode(port) == 200 })
 		if code := p.wait(10 * time.Second); code == 0 {
 			t.Errorf("exit status 0 after a crash")
 		}
@@ -172,7 +172,7 @@ func TestLifecycleInjection(t *testing.T) {
 		t.Parallel()
 		port := freePort(t)
 		p := startEngine(t, "sglang@0.5.6.post2", []string{EnvFail + "=never_healthy"}, engineArgs(KindSGLang, qwen, port)...)
-		p.waitFor("503", 20*time.Second, func() bool { return healthCode(port) == 503 })
+		p.waitFor("503", startWithin, func() bool { return healthCode(port) == 503 })
 		time.Sleep(800 * time.Millisecond)
 		if c := healthCode(port); c != 503 {
 			t.Errorf("/health %d, want 503 for good", c)
@@ -182,7 +182,7 @@ func TestLifecycleInjection(t *testing.T) {
 		t.Parallel()
 		port := freePort(t)
 		p := startEngine(t, "sglang@0.5.6.post2", []string{EnvFail + "=unhealthy_after=500ms", "ROOFLINE_REHEARSAL_WARMUP=0s"}, engineArgs(KindSGLang, qwen, port)...)
-		p.waitFor("ready", 20*time.Second, func() bool { return healthCode(port) == 200 })
+		p.waitFor("ready", startWithin, func() bool { return healthCode(port) == 200 })
 		p.waitFor("503", 10*time.Second, func() bool { return healthCode(port) == 503 })
 		if !strings.Contains(p.out.String(), "Health check failed.") {
 			t.Errorf("no health-check line:\n%s", p.out)
@@ -205,7 +205,7 @@ func TestStatsLogLine(t *testing.T) {
 	qwen := writeModel(t, modeltest.Qwen3_8B)
 	port := freePort(t)
 	p := startEngine(t, "vllm@0.16.0", []string{"VLLM_LOG_STATS_INTERVAL=0.2"}, engineArgs(KindVLLM, qwen, port, "--served-model-name", "m")...)
-	p.waitFor("ready", 20*time.Second, func() bool { return healthCode(port) == 200 })
+	p.waitFor("ready", startWithin, func() bool { return healthCode(port) == 200 })
 	body := `{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":60,"ignore_eos":true}`
 	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/v1/chat/completions", port), "application/json", strings.NewReader(body))
 	if err != nil {
