@@ -11,6 +11,7 @@ import (
 	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/portcheck"
+	"github.com/roofline/roofline/internal/rehearsal"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/views"
 )
@@ -136,7 +137,7 @@ func generateConfig(m *Meta, o planOptions, name string, id config.ImportID, pat
 		fmt.Fprintf(m.Err, "Error: Cannot import: %v\n", ip.Err)
 		return ExitError
 	}
-	src, notes, err := engine.GenerateServer(cfg, strings.SplitN(name, "[", 2)[0], ip.Cmdline, ip.Env)
+	src, notes, err := engine.GenerateServer(cfg, strings.SplitN(name, "[", 2)[0], ip.Cmdline, ip.Env, rehearsal.Recognize)
 	if err != nil {
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return ExitError

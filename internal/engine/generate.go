@@ -58,16 +58,36 @@ var genFlags = map[string]struct {
 // envRooflineSets are variables roofline sets on every server itself.
 var envRooflineSets = map[string]bool{"HF_HUB_OFFLINE": true, "TRANSFORMERS_OFFLINE": true, "VLLM_NO_USAGE_STATS": true, "DO_NOT_TRACK": true, "CUDA_VISIBLE_DEVICES": true}
 
+// Recognized is the engine a command line runs, as a Recognizer tells it.
+type Recognized struct {
+	Kind, Version string // Version "" when the command line does not say
+	// Rest is the engine's own part of argv: subcommand, model, flags.
+	Rest []string
+	// Attrs are a generated engine block's attributes besides kind and
+	// version (a kind's executable: command).
+	Attrs map[string]cty.Value
+	// Is tells whether an engine block of the configuration, of Kind,
+	// runs this engine.
+	Is func(*config.Engine) bool
+}
+
+// A Recognizer tells the engine of a command line that the kinds'
+// executables and modules do not name (an engine the CLI resolves to a
+// command of its own). ok false leaves argv to the kinds.
+type Recognizer func(argv []string) (r Recognized, ok bool, err error)
+
 // GenerateServer writes a server block (and the engine or model block it
 // needs when the configuration has none that matches) for a running engine
 // from its command line and environment: roofline import
-// -generate-config-out. notes say what a person must check.
-func GenerateServer(cfg *config.Config, name string, argv []string, env map[string]string) ([]byte, []string, error) {
+// -generate-config-out. recognize, when not nil, is asked first. notes say
+// what a person must check.
+func GenerateServer(cfg *config.Config, name string, argv []string, env map[string]string, recognize Recognizer) ([]byte, []string, error) {
 	var notes []string
-	kind, version, rehearsal, cmd, rest, err := splitEngineArgv(argv)
+	eng, err := splitEngineArgv(argv, recognize)
 	if err != nil {
 		return nil, nil, err
 	}
+	kind, version, rest := eng.Kind, eng.Version, eng.Rest
 	f := hclwrite.NewEmptyFile()
 	body := f.Body()
 
@@ -122,7 +142,7 @@ func GenerateServer(cfg *config.Config, name string, argv []string, env map[stri
 		return nil, nil, fmt.Errorf("the command line names no model folder (vLLM: serve MODEL; SGLang: --model-path): %s", strings.Join(argv, " "))
 	}
 
-	engineName := findEngine(cfg, kind, version, rehearsal, cmd)
+	engineName := findEngine(cfg, eng)
 	if engineName == "" {
 		engineName = name + "_engine"
 		eb := body.AppendNewBlock("engine", []string{engineName}).Body()
@@ -132,10 +152,8 @@ func GenerateServer(cfg *config.Config, name string, argv []string, env map[stri
 			notes = append(notes, fmt.Sprintf("engine %q: set version to the installed %s version (roofline plan checks it)", engineName, kind))
 		}
 		eb.SetAttributeValue("version", cty.StringVal(version))
-		if rehearsal {
-			eb.SetAttributeValue("rehearsal", cty.True)
-		} else {
-			eb.SetAttributeValue("command", strList(cmd))
+		for _, a := range slices.Sorted(maps.Keys(eng.Attrs)) {
+			eb.SetAttributeValue(a, eng.Attrs[a])
 		}
 		body.AppendNewline()
 	}
@@ -212,32 +230,38 @@ func isSecretName(k string) bool {
 	return false
 }
 
-// splitEngineArgv tells the engine from a command line: roofline's
-// rehearsal engine ("roofline rehearsal vllm@0.16.0 ..."), or a kind's
-// executable ("vllm serve") or module ("python -m sglang.launch_server").
-func splitEngineArgv(argv []string) (kind, version string, rehearsal bool, cmd, rest []string, err error) {
-	if len(argv) >= 3 && argv[1] == "rehearsal" {
-		k, v, ok := strings.Cut(argv[2], "@")
-		if !ok || Lookup(k) == nil {
-			return "", "", false, nil, nil, fmt.Errorf("%q is not a rehearsal engine spec (kind@version)", argv[2])
+// splitEngineArgv tells the engine from a command line: what recognize
+// knows, or a kind's executable ("vllm serve") or module ("python -m
+// sglang.launch_server").
+func splitEngineArgv(argv []string, recognize Recognizer) (Recognized, error) {
+	if recognize != nil {
+		if r, ok, err := recognize(argv); ok || err != nil {
+			return r, err
 		}
-		return k, v, true, argv[:3], argv[3:], nil
 	}
 	for _, k := range registry {
 		if len(argv) >= 2 && slices.Contains(k.executables, filepath.Base(argv[0])) {
-			return k.Name, "", false, argv[:1], argv[1:], nil
+			return commandEngine(k, argv[:1], argv[1:]), nil
 		}
 	}
 	for i := 0; i+1 < len(argv); i++ {
 		if argv[i] == "-m" {
 			for _, k := range registry {
 				if slices.Contains(k.modules, argv[i+1]) {
-					return k.Name, "", false, argv[:i+2], argv[i+2:], nil
+					return commandEngine(k, argv[:i+2], argv[i+2:]), nil
 				}
 			}
 		}
 	}
-	return "", "", false, nil, nil, fmt.Errorf("the process is neither vLLM nor SGLang as roofline knows them: %s", strings.Join(argv, " "))
+	return Recognized{}, fmt.Errorf("the process is neither vLLM nor SGLang as roofline knows them: %s", strings.Join(argv, " "))
+}
+
+// commandEngine is a local install: its block is its command.
+func commandEngine(k *Kind, cmd, rest []string) Recognized {
+	return Recognized{Kind: k.Name, Rest: rest, Attrs: map[string]cty.Value{"command": strList(cmd)},
+		Is: func(e *config.Engine) bool {
+			return len(e.Command) > 0 && strings.Join(e.Command, "\x00") == strings.Join(cmd, "\x00")
+		}}
 }
 
 type genFlag struct {
@@ -265,16 +289,9 @@ func parseFlags(argv []string) (pos []string, out []genFlag) {
 	return pos, out
 }
 
-func findEngine(cfg *config.Config, kind, version string, rehearsal bool, cmd []string) string {
+func findEngine(cfg *config.Config, eng Recognized) string {
 	for _, n := range cfg.EngineNames() {
-		e := cfg.Engines[n]
-		if e.Kind != kind {
-			continue
-		}
-		if rehearsal && e.Rehearsal && e.Version == version {
-			return n
-		}
-		if !rehearsal && len(e.Command) > 0 && strings.Join(e.Command, "\x00") == strings.Join(cmd, "\x00") {
+		if e := cfg.Engines[n]; e.Kind == eng.Kind && eng.Is(e) {
 			return n
 		}
 	}

@@ -1,12 +1,14 @@
 package rehearsal
 
 import (
+	"fmt"
 	"maps"
 	"strings"
 
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/gpu"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // Resolve makes an engine block with rehearsal = true a plain engine
@@ -56,4 +58,21 @@ func UseInventory(cfg *config.Config, snap *gpu.Snapshot) {
 			e.Env[EnvInventory] = src
 		}
 	}
+}
+
+// Recognize tells a running rehearsal engine from its command line
+// ("roofline rehearsal vllm@0.16.0 serve ..."), for roofline import: its
+// engine block is rehearsal = true at that kind and version.
+func Recognize(argv []string) (engine.Recognized, bool, error) {
+	if len(argv) < 3 || argv[1] != "rehearsal" {
+		return engine.Recognized{}, false, nil
+	}
+	k, v, ok := strings.Cut(argv[2], "@")
+	if !ok || engine.Lookup(k) == nil {
+		return engine.Recognized{}, false, fmt.Errorf("%q is not a rehearsal engine spec (kind@version)", argv[2])
+	}
+	return engine.Recognized{Kind: k, Version: v, Rest: argv[3:],
+		Attrs: map[string]cty.Value{"rehearsal": cty.True},
+		Is:    func(e *config.Engine) bool { return e.Rehearsal && e.Version == v },
+	}, true, nil
 }

@@ -1,10 +1,12 @@
 package rehearsal
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/gpu"
 )
 
@@ -52,5 +54,51 @@ func TestUseInventory(t *testing.T) {
 				t.Errorf("the engine's env map was written in place, or lost its variables: %v", cfg.Engines["r"].Env)
 			}
 		})
+	}
+}
+
+// TestRecognize: roofline import reads a running rehearsal engine's
+// command line into a server block on the configuration's rehearsal engine.
+func TestRecognize(t *testing.T) {
+	fixture, err := os.ReadFile("../engine/testdata/import.hcl") // config's testdata/valid/import.hcl
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.Load("/cfg", []string{"import.hcl"}, map[string][]byte{"import.hcl": fixture})
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	argv := []string{"/usr/local/bin/roofline", "rehearsal", "vllm@0.16.0", "serve", "/m", "--served-model-name", "m", "--port", "8001",
+		"--tensor-parallel-size", "2", "--enforce-eager", "--seed", "7", "--enable-auto-tool-choice", "--tool-call-parser", "hermes"}
+	env := map[string]string{"CUDA_VISIBLE_DEVICES": "2,3", "HF_HUB_OFFLINE": "1", "VLLM_ATTENTION_BACKEND": "FLASHINFER", "HF_TOKEN": "hf_x", "PATH": "/bin"}
+	src, notes, err := engine.GenerateServer(cfg, "gen", argv, env, Recognize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(string(src)), " ")
+	for _, want := range []string{`server "gen" {`, "engine = engine.e", "model = model.m", "gpus = [2, 3]", "port = 8001", "tensor_parallel = 2",
+		"enforce_eager = true", `tool_call_parser = "hermes"`, `extra_args = ["--seed", "7"]`, `VLLM_ATTENTION_BACKEND = "FLASHINFER"`} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("generated block lacks %q:\n%s", want, src)
+		}
+	}
+	if strings.Contains(string(src), "hf_x") || len(notes) != 1 || !strings.Contains(notes[0], "HF_TOKEN") {
+		t.Errorf("a secret must be named in a note, never written: %q %v", src, notes)
+	}
+	// The generated block loads, and with the rest of the configuration.
+	all := append(fixture, src...)
+	if _, diags := config.Load("/cfg", []string{"a.hcl"}, map[string][]byte{"a.hcl": all}); diags.HasErrors() {
+		t.Errorf("generated block does not load: %v\n%s", diags, src)
+	}
+	// A version the configuration has no engine for gets its own block.
+	src, _, err = engine.GenerateServer(cfg, "new", []string{"roofline", "rehearsal", "vllm@0.8.5", "serve", "/m", "--port", "8002"}, env, Recognize)
+	if flat := strings.Join(strings.Fields(string(src)), " "); err != nil || !strings.Contains(flat, `engine "new_engine" { kind = "vllm" version = "0.8.5" rehearsal = true }`) {
+		t.Errorf("a new rehearsal engine block: %v\n%s", err, src)
+	}
+	if _, _, err := engine.GenerateServer(cfg, "x", []string{"roofline", "rehearsal", "nope", "serve", "/m"}, env, Recognize); err == nil || !strings.Contains(err.Error(), "not a rehearsal engine spec") {
+		t.Errorf("a bad kind@version: %v", err)
+	}
+	if _, ok, _ := Recognize([]string{"/opt/vllm/bin/vllm", "serve", "/m"}); ok {
+		t.Error("Recognize took a plain vllm command line")
 	}
 }
