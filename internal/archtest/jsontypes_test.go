@@ -24,7 +24,9 @@ var documents = []struct {
 	name string
 	typ  reflect.Type
 	own  []string
-	// anyOK are the interface-typed fields the document means: TYPE.FIELD.
+	// anyOK are the fields that may hold any JSON (an interface, a
+	// json.RawMessage, a map of them) because the document means it:
+	// TYPE.FIELD.
 	anyOK []string
 }{
 	{"the plan document (plan -json, show -json)", reflect.TypeFor[jsonplan.Plan](), []string{"internal/jsonplan"}, nil},
@@ -57,7 +59,10 @@ func TestForeignTypesFindsLeaks(t *testing.T) {
 			At  time.Time
 		}
 		anything struct{ V any }
-		clean    struct {
+		// The gates' reports once rode in the plan document this way.
+		raw   struct{ Health json.RawMessage }
+		rawIn struct{ M map[string][]json.RawMessage }
+		clean struct {
 			A []string
 			B map[string]int
 			C *struct{ D [2]int }
@@ -73,6 +78,8 @@ func TestForeignTypesFindsLeaks(t *testing.T) {
 		{reflect.TypeFor[embedded](), "state.Footprint"},
 		{reflect.TypeFor[nested](), "state.Footprint"},
 		{reflect.TypeFor[anything](), "interface"},
+		{reflect.TypeFor[raw](), "json.RawMessage"},
+		{reflect.TypeFor[rawIn](), "json.RawMessage"},
 		{reflect.TypeFor[clean](), ""},
 	} {
 		got := foreignTypes(c.typ, own, nil)
@@ -86,9 +93,9 @@ func TestForeignTypesFindsLeaks(t *testing.T) {
 }
 
 // foreignTypes lists the fields reachable from typ whose type is declared in
-// a roofline package other than own, and the interface-typed fields (which
-// may hold anything) other than anyOK. The standard library's types are
-// allowed.
+// a roofline package other than own, and the fields that may hold anything
+// (an interface, a json.RawMessage: another package's struct, marshalled)
+// other than anyOK. The standard library's other types are allowed.
 func foreignTypes(typ reflect.Type, own, anyOK []string) []string {
 	var out []string
 	seen := map[reflect.Type]bool{}
@@ -103,8 +110,11 @@ func foreignTypes(typ reflect.Type, own, anyOK []string) []string {
 				out = append(out, path+": "+t.String())
 				return
 			}
+		} else if t == rawMessage {
+			out = append(out, path+": json.RawMessage (any JSON: give it a type of the document's own)")
+			return
 		} else if pkg != "" {
-			return // the standard library (time.Time, json.RawMessage)
+			return // the standard library (time.Time, time.Duration)
 		}
 		switch t.Kind() {
 		case reflect.Pointer, reflect.Slice, reflect.Array:
@@ -120,7 +130,7 @@ func foreignTypes(typ reflect.Type, own, anyOK []string) []string {
 			for i := range t.NumField() {
 				f := t.Field(i)
 				if f.Tag.Get("json") == "-" || !f.IsExported() && !f.Anonymous ||
-					f.Type.Kind() == reflect.Interface && slices.Contains(anyOK, t.Name()+"."+f.Name) {
+					holdsAnything(f.Type) && slices.Contains(anyOK, t.Name()+"."+f.Name) {
 					continue
 				}
 				walk(f.Type, path+"."+f.Name)
@@ -129,4 +139,17 @@ func foreignTypes(typ reflect.Type, own, anyOK []string) []string {
 	}
 	walk(typ, typ.Name())
 	return out
+}
+
+var rawMessage = reflect.TypeFor[json.RawMessage]()
+
+// holdsAnything: an interface, a json.RawMessage, or a slice or map of them.
+func holdsAnything(t reflect.Type) bool {
+	switch {
+	case t == rawMessage || t.Kind() == reflect.Interface:
+		return true
+	case t.Kind() == reflect.Slice || t.Kind() == reflect.Map:
+		return holdsAnything(t.Elem())
+	}
+	return false
 }

@@ -179,8 +179,9 @@ func ChecksText(cs []Check) string {
 	return strings.Join(parts, "; ")
 }
 
-// rawJSON encodes a gate report; nil for none.
-func rawJSON(v any) json.RawMessage {
+// rawJSON encodes a gate report; nil for none (a nil report too: the state
+// then records no report rather than null).
+func rawJSON[T any](v *T) json.RawMessage {
 	if v == nil {
 		return nil
 	}

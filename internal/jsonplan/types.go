@@ -1,9 +1,6 @@
 package jsonplan
 
-import (
-	"encoding/json"
-	"time"
-)
+import "time"
 
 // StateServer is a server as the state records it: the before of a change (secret values as salted hashes).
 type StateServer struct {
@@ -92,13 +89,48 @@ type ModelRef struct {
 	Files       map[string]string `json:"files,omitempty"`
 }
 
-// GateResult is the outcome of a server's gates as the state records it; health, smoke and bench are the gates' own reports.
+// GateResult is the outcome of a server's gates as the state records it:
+// the verdict and each gate's report (absent: the gate did not run).
 type GateResult struct {
-	Passed    bool            `json:"passed"`
-	CheckedAt time.Time       `json:"checked_at,omitzero"`
-	Health    json.RawMessage `json:"health,omitempty"`
-	Smoke     json.RawMessage `json:"smoke,omitempty"`
-	Bench     json.RawMessage `json:"bench,omitempty"`
+	Passed    bool          `json:"passed"`
+	CheckedAt time.Time     `json:"checked_at,omitzero"`
+	Health    *HealthReport `json:"health,omitempty"`
+	Smoke     *SmokeReport  `json:"smoke,omitempty"`
+	Bench     *BenchResult  `json:"bench,omitempty"`
+}
+
+// HealthReport is the health gate's report (roofline health -json): the
+// engine's own version report and one check per step.
+type HealthReport struct {
+	Target  GateTarget  `json:"target"`
+	OK      bool        `json:"ok"`
+	Version string      `json:"version,omitempty"`
+	Engine  string      `json:"engine,omitempty"`
+	Checks  []GateCheck `json:"checks"`
+}
+
+// SmokeReport is the tool-call smoke test's report (roofline smoke -json),
+// one check per step.
+type SmokeReport struct {
+	Target GateTarget  `json:"target"`
+	OK     bool        `json:"ok"`
+	Steps  []GateCheck `json:"steps"`
+}
+
+// GateTarget is the server a gate ran against (never its API key).
+type GateTarget struct {
+	BaseURL string `json:"base_url"`
+	Model   string `json:"model"`
+	Engine  string `json:"engine"`
+}
+
+// GateCheck is one step of a gate.
+type GateCheck struct {
+	Name      string  `json:"name"`
+	OK        bool    `json:"ok"`
+	Skipped   bool    `json:"skipped,omitempty"`
+	Detail    string  `json:"detail"`
+	ElapsedMS float64 `json:"elapsed_ms"`
 }
 
 // Footprint is a server's GPU memory: measured from its log, or predicted.

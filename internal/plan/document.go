@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"encoding/json"
+
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/diagfmt"
 	"github.com/roofline/roofline/internal/journal"
@@ -207,13 +209,27 @@ func convGateResult(in *state.GateResult) *jsonplan.GateResult {
 	if in == nil {
 		return nil
 	}
-	return &jsonplan.GateResult{
-		Passed:    in.Passed,
-		CheckedAt: in.CheckedAt,
-		Health:    in.Health,
-		Smoke:     in.Smoke,
-		Bench:     in.Bench,
+	out := &jsonplan.GateResult{Passed: in.Passed, CheckedAt: in.CheckedAt}
+	out.Health, out.Smoke, out.Bench = GateReports(in.Health, in.Smoke, in.Bench)
+	return out
+}
+
+// GateReports reads the gates' reports as the state records them (JSON,
+// written by internal/gate) into the document's types: a field the gate
+// adds reaches the document only when jsonplan declares it. A report that
+// is missing, null or unreadable is absent.
+func GateReports(health, smoke, bench json.RawMessage) (*jsonplan.HealthReport, *jsonplan.SmokeReport, *jsonplan.BenchResult) {
+	return decodeReport[jsonplan.HealthReport](health), decodeReport[jsonplan.SmokeReport](smoke),
+		decodeReport[journal.BenchSummary](bench).Document()
+}
+
+// decodeReport decodes one gate's report; nil when there is none.
+func decodeReport[T any](raw json.RawMessage) *T {
+	var v *T
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return nil
 	}
+	return v
 }
 
 func convFootprint(in *state.Footprint) *jsonplan.Footprint {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/roofline/roofline/internal/jsonfill"
+	"github.com/roofline/roofline/internal/jsonplan"
 )
 
 // TestDocumentKeepsEveryField fills every field of the plan's JSON form and
@@ -23,6 +24,16 @@ func TestDocumentKeepsEveryField(t *testing.T) {
 		// sensitiveMarks' shape
 		j.ResourceChanges[i].BeforeSensitive = map[string]any{"argv": []bool{true}, "env": map[string]bool{"K": true}}
 		j.ResourceChanges[i].AfterSensitive = map[string]any{"argv": []bool{false, true}, "env": map[string]bool{"K": true}}
+		// The state keeps the gates' reports as JSON; views
+		// TestGateReportsKeepTheirBytes checks the document's report
+		// types against the gate's own.
+		for s := j.ResourceChanges[i].Before; s != nil; s = s.Deposed {
+			if s.Gate != nil {
+				s.Gate.Health = filledJSON[jsonplan.HealthReport](t)
+				s.Gate.Smoke = filledJSON[jsonplan.SmokeReport](t)
+				s.Gate.Bench = filledJSON[jsonplan.BenchResult](t)
+			}
+		}
 	}
 	internal := keys(t, &j)
 	doc := keys(t, Document(&j))
@@ -104,4 +115,16 @@ func keys(t *testing.T, v any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// filledJSON is a T with every field set, as JSON.
+func filledJSON[T any](t *testing.T) json.RawMessage {
+	t.Helper()
+	var v T
+	jsonfill.Fill(reflect.ValueOf(&v).Elem(), 2)
+	b, err := json.Marshal(&v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/roofline/roofline/internal/engine/kinds"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/enginelock"
+	"github.com/roofline/roofline/internal/gate"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/gpu/gputest"
 	"github.com/roofline/roofline/internal/journal"
@@ -425,8 +426,7 @@ func TestStateViews(t *testing.T) {
 	full.Env["API_NOTE"] = "a b"
 	full.Proxy = &state.Instance{Driver: state.DriverProcess, PID: 5000, Group: 5000, StartTime: 9, LogPath: "/s/logs/web.proxy.log"}
 	full.Gate = &state.GateResult{Passed: false, CheckedAt: time.Date(2026, 1, 2, 3, 11, 0, 0, time.UTC),
-		Health: json.RawMessage(`{"ok":true,"checks":[{"name":"/health","ok":true}]}`),
-		Smoke:  json.RawMessage(`{"ok":false,"steps":[{"name":"chat","ok":false,"detail":"empty reply"}]}`)}
+		Health: gateReport(t, healthReport()), Smoke: gateReport(t, smokeReport())}
 	full.Footprint = &state.Footprint{WeightsGiB: 15.27, KVCacheGiB: 50.24, KVTokens: 365824, MaxConcurrency: 11.16}
 	full.Predicted = &state.Footprint{WeightsGiB: 15.27, KVCacheGiB: 50, KVTokens: 360000, MaxConcurrency: 11}
 	old := statetest.Server("web")
@@ -551,4 +551,28 @@ func TestVRAMUnusable(t *testing.T) {
 			NewVRAM(ViewJSON, v).Unusable("/models/x", errors.New("config.json: no num_hidden_layers"), []string{"shard 2 is missing"})
 		}},
 	})
+}
+
+// healthReport and smokeReport are gate reports as the gates write them.
+func healthReport() *gate.HealthResult {
+	return &gate.HealthResult{Target: gate.Target{BaseURL: "http://127.0.0.1:18000", Model: "qwen3-8b", Engine: "vllm", APIKey: "never-printed"},
+		OK: true, Version: "0.16.0", Engine: "vllm", Checks: []gate.Check{
+			{Name: "/health", OK: true, Detail: "200 OK", ElapsedMS: 1.25},
+			{Name: "/v1/models", OK: true, Detail: "serves qwen3-8b <max_model_len 32768>", ElapsedMS: 3.5},
+			{Name: "/metrics", OK: true, Skipped: true, Detail: "not asked for"}}}
+}
+
+func smokeReport() *gate.SmokeResult {
+	return &gate.SmokeResult{Target: gate.Target{BaseURL: "http://127.0.0.1:18000", Model: "qwen3-8b", Engine: "vllm"},
+		Steps: []gate.Check{{Name: "chat", OK: false, Detail: "empty reply", ElapsedMS: 812.5}}}
+}
+
+// gateReport is a report as the state records it.
+func gateReport(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

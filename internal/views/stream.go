@@ -86,12 +86,12 @@ type Hook struct {
 
 // Gate is roofline's own: the gates a new instance passed or failed.
 type Gate struct {
-	Resource Resource        `json:"resource"`
-	Passed   bool            `json:"passed"`
-	Summary  []string        `json:"summary"`
-	Health   json.RawMessage `json:"health,omitempty"`
-	Smoke    json.RawMessage `json:"smoke,omitempty"`
-	Bench    json.RawMessage `json:"bench,omitempty"`
+	Resource Resource               `json:"resource"`
+	Passed   bool                   `json:"passed"`
+	Summary  []string               `json:"summary"`
+	Health   *jsonplan.HealthReport `json:"health,omitempty"`
+	Smoke    *jsonplan.SmokeReport  `json:"smoke,omitempty"`
+	Bench    *jsonplan.BenchResult  `json:"bench,omitempty"`
 }
 
 // Stream writes messages, one JSON object per line.
@@ -291,7 +291,8 @@ func (h *ApplyHooks) Note(addr, msg string) {
 func (h *ApplyHooks) GateResult(addr string, res *state.GateResult, err error) {
 	g := &Gate{Resource: ResourceOf(addr), Summary: []string{}}
 	if res != nil {
-		g.Passed, g.Health, g.Smoke, g.Bench = res.Passed && err == nil, res.Health, res.Smoke, res.Bench
+		g.Passed = res.Passed && err == nil
+		g.Health, g.Smoke, g.Bench = plan.GateReports(res.Health, res.Smoke, res.Bench)
 		g.Summary = append(g.Summary, res.Summary...)
 	}
 	level, text := "info", addr+": gates passed"

@@ -1,0 +1,135 @@
+package views
+
+import (
+	"encoding/json"
+	"errors"
+	"github.com/roofline/roofline/internal/journal"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/roofline/roofline/internal/gate"
+	"github.com/roofline/roofline/internal/jsonfill"
+	"github.com/roofline/roofline/internal/model"
+	"github.com/roofline/roofline/internal/model/modeltest"
+	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/state/statetest"
+)
+
+// benchResult is a finished benchmark with every figure set.
+func benchResult() *gate.BenchResult {
+	var r gate.BenchResult
+	jsonfill.Fill(reflect.ValueOf(&r).Elem(), 2)
+	r.Endpoint = gate.EndpointChat
+	r.Errors = []string{`HTTP 500: {"error":"<overloaded> & retry"}`}
+	r.Duration = 12500 * time.Millisecond
+	return &r
+}
+
+// benchBare is a run with nothing optional: no concurrency cap, no rate,
+// no goodput, no errors, no metrics check.
+func benchBare() *gate.BenchResult {
+	return &gate.BenchResult{Date: time.Date(2026, 12, 1, 9, 30, 5, 0, time.UTC), BaseURL: "http://127.0.0.1:8000", Model: "qwen3-8b",
+		Endpoint: gate.EndpointCompletions, NumPrompts: 64, Duration: 3 * time.Second, Completed: 64, TotalInputTokens: 65536,
+		TotalOutputTokens: 8192, RequestThroughput: 21.33, OutputThroughput: 2730.67, TTFT: gate.Stats{Mean: 40.5, Median: 38, P99: 54.25, N: 64}}
+}
+
+// modelInfo is a model folder with every fact set (rope scaling and
+// quantization as config.json has them).
+func modelInfo() *model.Info {
+	var info model.Info
+	jsonfill.Fill(reflect.ValueOf(&info).Elem(), 3)
+	info.Config.RopeScaling = map[string]any{"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+	info.Tensors = []model.Tensor{
+		{Name: "model.embed_tokens.weight", Dtype: "BF16", Shape: []int64{151936, 4096}, Bytes: 1244659712, File: "model-00001-of-00002.safetensors", Offsets: [2]int64{0, 1244659712}},
+		{Name: "model.layers.0.self_attn.q_proj.weight", Dtype: "BF16", Shape: []int64{4096, 4096}, Bytes: 33554432, File: "model-00002-of-00002.safetensors"},
+	}
+	info.Problems = []model.Problem{{Severity: model.SeverityWarning, File: "tokenizer.json", Summary: "no tokenizer.json", Detail: "the engine needs one"}}
+	return &info
+}
+
+// TestGateAndModelJSON pins the bytes of health, smoke, bench, model
+// inspect and model verify -json, and of the gate reports in the state
+// and the apply stream: users' scripts read them.
+func TestGateAndModelJSON(t *testing.T) {
+	failed := healthReport()
+	failed.OK, failed.Version = false, ""
+	failed.Checks = append(failed.Checks, gate.Check{Name: "generation", Detail: `model said "<|im_end|>" & stopped`})
+	dir := filepath.Join(t.TempDir(), "tiny")
+	if err := modeltest.Write(dir, modeltest.Tiny, modeltest.Shards(2), modeltest.DropFile("tokenizer.json")); err != nil {
+		t.Fatal(err)
+	}
+	tiny, err := model.Inspect(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiny.Dir = "/models/tiny"
+	full := statetest.Server("web")
+	full.Gate = &state.GateResult{Passed: false, CheckedAt: time.Date(2026, 1, 2, 3, 11, 0, 0, time.UTC),
+		Health: gateReport(t, healthReport()), Smoke: gateReport(t, smokeReport()), Bench: gateReport(t, benchResult().Summary(nil, true))}
+	now := func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) }
+	stream := func(v *View, res *state.GateResult, err error) {
+		s := NewStream(v.Out)
+		s.Now = now
+		NewApplyHooks(s, &plan.JSONPlan{}).GateResult("server.web", res, err)
+	}
+	runViewCases(t, []viewCase{
+		{"health.json", false, func(v *View) { NewChecks(ViewJSON, v).Health("server.web", healthReport().Target, healthReport(), nil) }},
+		{"health-failed.json", false, func(v *View) {
+			NewChecks(ViewJSON, v).Health("server.web", failed.Target, failed, errors.New("generation failed"))
+		}},
+		{"smoke.json", false, func(v *View) {
+			NewChecks(ViewJSON, v).Smoke("server.web", smokeReport().Target, smokeReport(), errors.New("chat failed"))
+		}},
+		{"bench.json", false, func(v *View) { NewBench(ViewJSON, v, false).Result(benchResult(), "server.web", true, nil) }},
+		{"bench-bare.json", false, func(v *View) { NewBench(ViewJSON, v, false).Result(benchBare(), "", false, nil) }},
+		{"bench-compare.json", false, func(v *View) { NewBench(ViewJSON, v, false).Compare("a", "b", benchBare(), benchResult()) }},
+		{"model-inspect.json", false, func(v *View) { _ = NewModelInspect(ViewJSON, v).Inspect(tiny, false) }},
+		{"model-inspect-full.json", false, func(v *View) { _ = NewModelInspect(ViewJSON, v).Inspect(modelInfo(), true) }},
+		{"model-verify-ok.json", false, func(v *View) {
+			NewModelVerify(ViewJSON, v).Verify("/models/tiny", &model.VerifyResult{Checked: 4, Bytes: 5 << 20})
+		}},
+		{"state-show-gates.json", false, func(v *View) { NewStateShow(ViewJSON, v).Server(full) }},
+		{"gate-result.jsonl", false, func(v *View) {
+			stream(v, full.Gate, errors.New("smoke: chat failed"))
+			stream(v, &state.GateResult{Passed: true, Health: gateReport(t, healthReport())}, nil)
+			stream(v, nil, errors.New("the server did not start"))
+		}},
+	})
+}
+
+// TestGateReportsKeepTheirBytes: a gate report the state recorded reads
+// into the document's types and prints as the gate wrote it, for every
+// field the gate writes.
+func TestGateReportsKeepTheirBytes(t *testing.T) {
+	rh, rs, rb := filledReports(t)
+	dh, ds, db := plan.GateReports(rh, rs, rb)
+	for _, c := range []struct {
+		name string
+		raw  json.RawMessage
+		doc  any
+	}{{"health", rh, dh}, {"smoke", rs, ds}, {"bench", rb, db}} {
+		if got := gateReport(t, c.doc); string(got) != string(c.raw) {
+			t.Errorf("%s: the document prints\n%s\nthe gate wrote\n%s", c.name, got, c.raw)
+		}
+	}
+	for _, raw := range []string{"", "null", "[1,2]", `{"ok":`} {
+		if h, s, b := plan.GateReports(json.RawMessage(raw), json.RawMessage(raw), json.RawMessage(raw)); h != nil || s != nil || b != nil {
+			t.Errorf("%q: got a report, want none", raw)
+		}
+	}
+}
+
+// filledReports are the health, smoke and bench reports as the gates write
+// them into the state (internal/gate Runner), every field set.
+func filledReports(t *testing.T) (health, smoke, bench json.RawMessage) {
+	var h gate.HealthResult
+	var s gate.SmokeResult
+	var b journal.BenchSummary
+	for _, v := range []any{&h, &s, &b} {
+		jsonfill.Fill(reflect.ValueOf(v).Elem(), 2)
+	}
+	return gateReport(t, &h), gateReport(t, &s), gateReport(t, &b)
+}
