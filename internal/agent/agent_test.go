@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -350,6 +351,33 @@ func TestHandlerToken(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != tc.want {
 			t.Errorf("%s with %q: HTTP %d, want %d", tc.path, tc.auth, resp.StatusCode, tc.want)
+		}
+	}
+}
+
+// TestHandlerSnapshot: /snapshot serves the document whole as JSON, or a
+// 500 that says why it could not be made (never half a document).
+func TestHandlerSnapshot(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, ctype string
+		err               error
+		want              int
+	}{
+		{"ok", `{"format_version":1}`, "application/json", nil, 200},
+		{"error", "the configuration does not load: main.hcl:1", "text/plain; charset=utf-8", errors.New("the configuration does not load: main.hcl:1"), 500},
+	} {
+		h := &Handler{Snapshot: func(ctx context.Context, w io.Writer) error {
+			if tc.err != nil {
+				_, _ = io.WriteString(w, `{"half":`)
+				return tc.err
+			}
+			_, err := io.WriteString(w, tc.body)
+			return err
+		}}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/snapshot", nil))
+		if rec.Code != tc.want || rec.Header().Get("Content-Type") != tc.ctype || strings.TrimSpace(rec.Body.String()) != tc.body {
+			t.Errorf("%s: HTTP %d %q %q", tc.name, rec.Code, rec.Header().Get("Content-Type"), rec.Body.String())
 		}
 	}
 }

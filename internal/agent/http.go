@@ -1,10 +1,13 @@
 package agent
 
 import (
+	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -18,9 +21,9 @@ import (
 // path but /healthz needs "Authorization: Bearer TOKEN".
 type Handler struct {
 	Gatherer prometheus.Gatherer
-	// Snapshot writes the /snapshot document; nil serves the agent's
-	// report.
-	Snapshot func(w http.ResponseWriter, r *http.Request)
+	// Snapshot writes the /snapshot document, served as JSON (its error
+	// as a 500); nil serves the agent's report.
+	Snapshot func(ctx context.Context, w io.Writer) error
 	Report   func() *Report
 	Token    string
 	// Stale says how old the last tick may be before /healthz fails (the
@@ -46,7 +49,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		promhttp.HandlerFor(h.Gatherer, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}).ServeHTTP(w, r)
 	case "/snapshot":
 		if h.Snapshot != nil {
-			h.Snapshot(w, r)
+			h.snapshot(w, r)
 			return
 		}
 		writeJSON(w, h.Report())
@@ -60,6 +63,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) authorized(r *http.Request) bool {
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(h.Token)) == 1
+}
+
+// snapshot serves the document whole or, when it cannot be made, an error.
+func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request) {
+	var buf bytes.Buffer
+	if err := h.Snapshot(r.Context(), &buf); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(buf.Bytes())
 }
 
 // healthz is the agent's own health: its loop ticks.

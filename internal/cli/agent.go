@@ -1,24 +1,22 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/roofline/roofline/internal/agent"
+	"github.com/roofline/roofline/internal/agent/live"
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/config"
-	"github.com/roofline/roofline/internal/gate"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/plan"
@@ -42,122 +40,6 @@ func init() {
 }
 
 const defaultAgentListen = "127.0.0.1:9478"
-
-// agentObserver adapts refresh's observer to the agent.
-type agentObserver struct{ o *plan.LiveObserver }
-
-func (a agentObserver) Observe(ctx context.Context, s *state.Server) agent.Observation {
-	o := a.o.Observe(ctx, s)
-	return agent.Observation{Alive: o.Alive, Healthy: o.Healthy, Detail: o.Detail}
-}
-
-// agentGenerator runs the health gate (models, a tiny streamed generation,
-// /metrics) against a ready server, as apply does before promoting it, with
-// the server's API key.
-type agentGenerator struct{ m *Meta }
-
-// apiKey is the key of server name in the configuration as it is now (the
-// state never holds it): "" for a server without one.
-func (g agentGenerator) apiKey(name string) (string, error) {
-	cfg, diags := config.LoadDirInputs(".", g.m.inputs())
-	if diags.HasErrors() {
-		return "", fmt.Errorf("the configuration does not load, so the API key is unknown: %s", diags.Error())
-	}
-	g.m.noteSecrets(cfg)
-	cs := cfg.Servers[name]
-	if cs == nil {
-		return "", nil
-	}
-	k, err := apply.APIKey(&plan.Desired{Keyed: cs.APIKey != "" || cs.APIKeyFile != "", APIKey: cs.APIKey, APIKeyFile: cs.APIKeyFile})
-	g.m.secrets.Add(k)
-	return k, err
-}
-
-func (g agentGenerator) Generate(ctx context.Context, s *state.Server) error {
-	key, err := g.apiKey(s.Name)
-	if err != nil {
-		return err
-	}
-	return gate.Serves(ctx, gate.Target{BaseURL: gate.LocalURL(s.Host, s.Port), Model: s.Model.ServedName, Engine: s.Engine.Kind, APIKey: key})
-}
-
-// agentRestarter restarts servers the way apply would: under the state
-// lock, from a fresh plan of the configuration restricted to them, through
-// apply's driver, health gate and gates. It refuses to start a server whose
-// configuration changed since the last apply: that is apply's job.
-type agentRestarter struct {
-	m    *Meta
-	b    *backend
-	logf func(string, ...any)
-}
-
-func (r *agentRestarter) Restart(ctx context.Context, reqs []agent.Request) []agent.Outcome {
-	rs := agent.Pending(reqs)
-	id, err := r.b.states.Lock(ctx, state.NewLockInfo("agent restart"))
-	if err != nil {
-		return rs.FailAll(err, "")
-	}
-	defer func() {
-		if err := r.b.states.Unlock(id); err != nil {
-			r.logf("releasing the state lock: %v", err)
-		}
-	}()
-	st, err := r.b.states.Read()
-	if err != nil {
-		return rs.FailAll(err, "")
-	}
-	// Instances an interrupted run started but never recorded are
-	// recorded by apply, first thing.
-	cfg, diags := config.LoadDirInputs(".", r.m.inputs())
-	if diags.HasErrors() {
-		return rs.FailAll(fmt.Errorf("the configuration does not load: %s", diags.Error()), "config")
-	}
-	r.m.noteSecrets(cfg) // the log never shows a secret, changed or not
-	full := cfg
-	cfg = cfg.HostOnly() // a cluster's servers are not this host's to restart
-	rs.Triage(reqs, st, func(name string) bool { return cfg.Servers[name] != nil })
-	if len(rs.Targets) == 0 {
-		return rs.Outs
-	}
-	b := &backend{cfg: cfg, full: full, stateDir: r.b.stateDir, states: r.b.states, self: r.b.self, drivers: r.b.drivers}
-	in := b.refresh(ctx, "", false, cfg, st)
-	in.Mode, in.Targets, in.Replace = plan.ModeNormal, append(slices.Clone(rs.Targets), rs.Kept...), rs.Replace
-	p := plan.Make(in)
-	if p.HasErrors() {
-		return rs.FailAll(errors.New("the plan to restart has errors: "+p.ErrorsText()), "plan")
-	}
-	keep, skipped := p.Restarts(rs.Targets, rs.Kept)
-	for name, sk := range skipped {
-		if o := rs.Out(name); o != nil {
-			o.Skipped, o.Lasting = sk.Reason, sk.Lasting
-		}
-	}
-	if len(keep) == 0 {
-		return rs.Outs
-	}
-	ap := &apply.Applier{
-		State: r.b.states, Drivers: r.b.drivers, Gates: newGates(r.m), Hooks: views.LogHooks{Logf: r.logf},
-		StateDir: r.b.stateDir, Proxies: r.b.proxies(),
-		Journal: journalFor(r.b, func() *gpu.Snapshot { return p.Snapshot }), Secrets: r.m.secrets,
-	}
-	after, err := ap.Apply(ctx, p, st)
-	failed, other := apply.ServerErrors(err)
-	for _, name := range keep {
-		o := rs.Out(name)
-		switch se := failed[name]; {
-		case se != nil:
-			o.Failed(se, se.Phase, se.Err, se.Diagnosis)
-		case len(other) > 0:
-			o.Err = errors.New(strings.Join(other, "; "))
-		default:
-			o.Restarted = true
-			if s := after.Server(name); s != nil {
-				o.PID = s.PID
-			}
-		}
-	}
-	return rs.Outs
-}
 
 func runAgent(m *Meta, args []string) int {
 	fs := newFlags("agent")
@@ -221,10 +103,8 @@ func runAgent(m *Meta, args []string) int {
 	logf := func(format string, args ...any) { logger.Printf(format, args...) }
 	a := agent.New(settings)
 	a.States, a.Dir, a.Logf = b.states, b.stateDir, logf
-	a.Observer = agentObserver{newObserver(b.drivers, b.stateDir)}
-	a.Generator = agentGenerator{m}
-	res := &agentRestarter{m: m, b: b, logf: logf}
-	a.Restarter, a.Retirer = res, agentRetirer{res}
+	h := agentHost(m, b, logf)
+	a.Observer, a.Generator, a.Restarter, a.Retirer = live.Observer{O: newObserver(b.drivers, b.stateDir)}, h, h, h
 	a.BootID = agent.HostBootID
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -242,7 +122,7 @@ func runAgent(m *Meta, args []string) int {
 			Gatherer: agent.Registry(agent.NewCollector(a.Report, a), true),
 			Report:   a.Report, Token: token,
 			Stale:    func() time.Duration { return 3*a.Settings().Tick + time.Minute },
-			Snapshot: func(w http.ResponseWriter, r *http.Request) { writeAgentSnapshot(w, r, m, b) },
+			Snapshot: func(ctx context.Context, w io.Writer) error { return writeAgentSnapshot(ctx, w, m, b) },
 		}
 		srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
@@ -272,28 +152,50 @@ func runAgent(m *Meta, args []string) int {
 	return ExitOK
 }
 
-// writeAgentSnapshot serves /snapshot: the host snapshot of roofline
-// snapshot (the state, redacted, what refresh sees of every server, the
-// GPUs, engines, models and ports), taken with the configuration as it is
-// now, so that CI can fetch it for plan -review -snapshot.
-func writeAgentSnapshot(w http.ResponseWriter, r *http.Request, m *Meta, b *backend) {
+// agentHost builds the agent's restarter, retirer and generator: the
+// configuration as it is now, plan's refresh and apply of this host.
+func agentHost(m *Meta, b *backend, logf func(string, ...any)) *live.Host {
+	return &live.Host{
+		States: b.states, Load: loadNow(m), Secrets: m.secrets, Logf: logf,
+		Refresh: func(ctx context.Context, cfg *config.Config, st *state.File) *plan.Inputs {
+			hb := *b
+			hb.cfg = cfg
+			return hb.refresh(ctx, "", false, cfg, st)
+		},
+		Applier: func() *apply.Applier {
+			return &apply.Applier{State: b.states, Drivers: b.drivers, Gates: newGates(m), Hooks: views.LogHooks{Logf: logf},
+				StateDir: b.stateDir, Proxies: b.proxies(), Secrets: m.secrets}
+		},
+		Journal: func(p *plan.Plan) func(*state.Server, *plan.Change) {
+			return journalFor(b, func() *gpu.Snapshot { return p.Snapshot })
+		},
+	}
+}
+
+// loadNow loads the configuration as it is now and notes its secrets.
+func loadNow(m *Meta) func() (*config.Config, error) {
+	return func() (*config.Config, error) {
+		cfg, diags := config.LoadDirInputs(".", m.inputs())
+		if diags.HasErrors() {
+			return nil, errors.New(diags.Error())
+		}
+		m.noteSecrets(cfg)
+		return cfg, nil
+	}
+}
+
+// writeAgentSnapshot writes /snapshot: the host snapshot of roofline
+// snapshot, taken with the configuration as it is now.
+func writeAgentSnapshot(ctx context.Context, w io.Writer, m *Meta, b *backend) error {
 	st, err := b.states.Read()
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+		return err
 	}
 	cfg, diags := config.LoadDirInputs(".", m.inputs())
 	if diags.HasErrors() {
-		http.Error(w, "the configuration does not load: "+diags.Error(), http.StatusInternalServerError)
-		return
+		return errors.New("the configuration does not load: " + diags.Error())
 	}
-	var buf bytes.Buffer
-	if err := b.takeSnapshot(r.Context(), cfg.HostOnly(), st, "", false).Write(&buf); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(buf.Bytes())
+	return b.takeSnapshot(ctx, cfg.HostOnly(), st, "", false).Write(w)
 }
 
 func runCheck(m *Meta, args []string) int {
@@ -312,7 +214,7 @@ func runCheck(m *Meta, args []string) int {
 	}
 	entries, _ := journal.Read(journal.Path(b.stateDir))
 	boot, _ := agent.HostBootID()
-	rep := agent.Check(context.Background(), st, agentObserver{newObserver(b.drivers, b.stateDir)}, agentGenerator{m}, entries, boot, time.Now())
+	rep := agent.Check(context.Background(), st, live.Observer{O: newObserver(b.drivers, b.stateDir)}, &live.Host{Load: loadNow(m), Secrets: m.secrets}, entries, boot, time.Now())
 	if *textfile != "" {
 		if err := agent.WriteTextfile(*textfile, rep); err != nil {
 			fmt.Fprintf(m.Err, "Error: writing %s: %v\n", *textfile, err)
@@ -328,60 +230,4 @@ func runCheck(m *Meta, args []string) int {
 		return ExitChanges
 	}
 	return ExitOK
-}
-
-// agentRetirer ends rollback windows: a previous instance kept for
-// keep_previous whose window ended is stopped through apply (the plan's
-// "rollback window ended" update), under the state lock.
-type agentRetirer struct{ r *agentRestarter }
-
-func (t agentRetirer) Retire(ctx context.Context, now time.Time) ([]string, error) {
-	st, err := t.r.b.states.Read()
-	if err != nil {
-		return nil, err
-	}
-	due := agent.KeptInstances(st)
-	if len(due) == 0 {
-		return nil, nil
-	}
-	cfg, diags := config.LoadDirInputs(".", t.r.m.inputs())
-	if diags.HasErrors() {
-		return nil, fmt.Errorf("the configuration does not load: %s", diags.Error())
-	}
-	host := cfg.HostOnly()
-	expired := agent.WindowsEnded(st, due, func(name string) (time.Duration, bool) {
-		if cs := host.Servers[name]; cs != nil {
-			return cs.Lifecycle.KeepPrevious, true
-		}
-		return 0, false
-	}, now)
-	if len(expired) == 0 {
-		return nil, nil
-	}
-	id, err := t.r.b.states.Lock(ctx, state.NewLockInfo("agent retire"))
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = t.r.b.states.Unlock(id) }()
-	if st, err = t.r.b.states.Read(); err != nil {
-		return nil, err
-	}
-	t.r.m.noteSecrets(cfg)
-	b := &backend{cfg: host, full: cfg, stateDir: t.r.b.stateDir, states: t.r.b.states, self: t.r.b.self, drivers: t.r.b.drivers}
-	in := b.refresh(ctx, "", false, host, st)
-	in.Mode, in.Targets = plan.ModeNormal, due
-	p := plan.Make(in)
-	if p.HasErrors() {
-		return nil, errors.New("the plan to end rollback windows has errors; run roofline plan")
-	}
-	retired := p.EndWindows()
-	if len(retired) == 0 {
-		return nil, nil
-	}
-	ap := &apply.Applier{State: t.r.b.states, Drivers: t.r.b.drivers, Gates: newGates(t.r.m), Hooks: views.LogHooks{Logf: t.r.logf},
-		StateDir: t.r.b.stateDir, Proxies: t.r.b.proxies(), Secrets: t.r.m.secrets}
-	if _, err := ap.Apply(ctx, p, st); err != nil {
-		return nil, err
-	}
-	return retired, nil
 }

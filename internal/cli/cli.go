@@ -11,6 +11,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/envargs"
+	"github.com/roofline/roofline/internal/logging"
 	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/suggest"
 	"github.com/spf13/pflag"
@@ -178,14 +180,14 @@ func Main(args []string, streams Streams) int {
 	if !cmd.Hidden && !cmd.RawArgs {
 		// Engines and proxies that roofline starts inherit the environment:
 		// they are hidden commands and never take these.
-		env, err := envArgs(cmd.Name)
+		env, err := envargs.For(cmd.Name)
 		if err != nil {
 			m.view().Errorf("%v", err)
 			return ExitError
 		}
 		rest = append(env, rest...)
 	}
-	closeLog, err := setupLog(m, cmd.Name)
+	closeLog, err := logging.Setup(m.Err, m.secrets, cmd.Name)
 	if err != nil {
 		m.view().Errorf("%v", err)
 		return ExitError

@@ -1,11 +1,11 @@
-package cli
+package envargs
 
 import (
 	"slices"
 	"testing"
 )
 
-func TestSplitWords(t *testing.T) {
+func TestSplit(t *testing.T) {
 	tests := []struct {
 		in   string
 		want []string
@@ -22,27 +22,23 @@ func TestSplitWords(t *testing.T) {
 		{`x\`, nil, true},
 	}
 	for _, tt := range tests {
-		got, err := splitWords(tt.in)
+		got, err := Split(tt.in)
 		if (err != nil) != tt.err || !slices.Equal(got, tt.want) {
-			t.Errorf("splitWords(%q) = %q, %v; want %q, error %v", tt.in, got, err, tt.want, tt.err)
+			t.Errorf("Split(%q) = %q, %v; want %q, error %v", tt.in, got, err, tt.want, tt.err)
 		}
 	}
 }
 
-func TestEnvArgsOrder(t *testing.T) {
+func TestForOrder(t *testing.T) {
 	t.Setenv("ROOFLINE_CLI_ARGS", "-no-color")
 	t.Setenv("ROOFLINE_CLI_ARGS_state_rm", "-dry-run")
 	t.Setenv("ROOFLINE_CLI_ARGS_plan", "-json")
-	got, err := envArgs("state rm")
+	got, err := For("state rm")
 	if err != nil || !slices.Equal(got, []string{"-no-color", "-dry-run"}) {
-		t.Fatalf("envArgs(state rm) = %q, %v", got, err)
+		t.Fatalf("For(state rm) = %q, %v", got, err)
 	}
-}
-
-func TestRedactArgs(t *testing.T) {
-	got := redactArgs([]string{"plan", "-var", "token=sk-1", "-var=k=v", "--var=x=y"})
-	want := []string{"plan", "-var", "token=(redacted)", "-var=k=(redacted)", "-var=x=(redacted)"}
-	if !slices.Equal(got, want) {
-		t.Fatalf("redactArgs = %q, want %q", got, want)
+	t.Setenv("ROOFLINE_CLI_ARGS", `-var 'x`)
+	if _, err := For("plan"); err == nil || err.Error() != "ROOFLINE_CLI_ARGS: unterminated ' quote" {
+		t.Fatalf("For with an unterminated quote: %v", err)
 	}
 }
