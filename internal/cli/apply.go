@@ -122,7 +122,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 			return ExitError
 		}
 		for _, r := range clusters {
-			clusterChanges = clusterChanges || r.plan.HasChanges()
+			clusterChanges = clusterChanges || r.Plan.HasChanges()
 		}
 	}
 	if !p.HasChanges() && !clusterChanges && !(p.Mode == plan.ModeRefreshOnly && len(p.Drift) > 0) {
@@ -213,43 +213,16 @@ func loadSavedPlan(m *Meta, o *planOptions, path string) (*plan.Plan, *backend, 
 	if !ok {
 		return nil, nil, nil, nil, false
 	}
-	// The plan file is verified with this state directory's key before
-	// anything in it is believed (plan/seal.go).
-	key, err := b.states.PlanKey()
-	var p *plan.Plan
-	if err == nil {
-		p, err = plan.Load(path, key)
-	}
+	p, err := plan.OpenSaved(context.Background(), path, plan.Saved{
+		Keys: b.states, State: st, GPUs: b.inventory(o.inventory), Config: b.cfg,
+		Engines: prober{self: b.self, cacheDir: stateProbeDir(b)},
+	})
 	if err != nil {
 		unlock()
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return nil, nil, nil, nil, false
 	}
-	if err := p.CheckApplicable(path); err != nil {
-		unlock()
-		fmt.Fprintf(m.Err, "Error: %v.\n", err)
-		return nil, nil, nil, nil, false
-	}
 	m.secrets.Add(p.SensitiveValues()...)
-	fp := ""
-	if p.InventoryFingerprint != "" {
-		snap, err := b.inventory(o.inventory).Snapshot(context.Background())
-		if err != nil {
-			unlock()
-			fmt.Fprintf(m.Err, "Error: cannot check the GPUs against the saved plan: %v\n", err)
-			return nil, nil, nil, nil, false
-		}
-		fp = snap.Fingerprint()
-		p.Snapshot = snap // the journal names the GPUs
-	}
-	installs := func() (map[string]string, map[string]string) {
-		return plan.CurrentInstalls(context.Background(), b.cfg, prober{self: b.self, cacheDir: stateProbeDir(b)})
-	}
-	if err := plan.CheckSaved(p, st, fp, installs); err != nil {
-		unlock()
-		fmt.Fprintf(m.Err, "Error: Saved plan is stale\n\n%v.\n", err)
-		return nil, nil, nil, nil, false
-	}
 	return p, b, st, unlock, true
 }
 

@@ -193,7 +193,7 @@ func runPlan(m *Meta, args []string) int {
 			return ExitError
 		}
 		for _, r := range runs {
-			clusterChanges = clusterChanges || r.plan.HasChanges()
+			clusterChanges = clusterChanges || r.Plan.HasChanges()
 		}
 	}
 	if p.HasErrors() {
@@ -201,11 +201,7 @@ func runPlan(m *Meta, args []string) int {
 		return ExitError
 	}
 	if o.out != "" {
-		key, err := b.states.PlanKey()
-		if err == nil {
-			err = plan.Save(o.out, p, key)
-		}
-		if err != nil {
+		if err := plan.WriteFile(o.out, p, b.states); err != nil {
 			m.view().Errorf("saving the plan: %v", err)
 			return ExitError
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/driver/process"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/suggest"
@@ -180,51 +181,17 @@ func runStateRm(m *Meta, args []string) int {
 	if !ok {
 		return ExitError
 	}
-	servers, err := f.Lookup(fs.Args())
+	forgotten, err := apply.Forget(context.Background(), process.New(), f, fs.Args())
 	if err != nil {
 		m.view().Errorf("%v. Nothing was removed.", err)
 		return ExitError
 	}
-	removed := f.RemoveServers(servers)
 	if !*dryRun {
 		if err := sm.Write(f); err != nil {
 			m.view().Errorf("%v", err)
 			return ExitError
 		}
 	}
-	var forgotten []views.StateForgotten
-	for _, s := range removed {
-		forgotten = append(forgotten, forgottenOf(s))
-	}
 	m.view().StateRm(forgotten, *dryRun, f.Serial)
 	return ExitOK
-}
-
-// forgottenOf looks for what still runs of a server state rm forgets:
-// its processes (a container is left to docker), its proxy, its previous
-// instance.
-func forgottenOf(s *state.Server) views.StateForgotten {
-	f := views.StateForgotten{Server: s, Main: seenOf(s)}
-	if s.Proxy != nil && s.Proxy.PID > 0 {
-		f.Proxy = readProcess(*s.Proxy)
-	}
-	if s.Deposed != nil {
-		f.Deposed = seenOf(s.Deposed)
-	}
-	return f
-}
-
-func seenOf(s *state.Server) *views.ProcessSeen {
-	if (s.Driver == state.DriverDocker && s.ID != "") || s.PID <= 0 {
-		return nil
-	}
-	return readProcess(s.Instance)
-}
-
-func readProcess(h state.Instance) *views.ProcessSeen {
-	obs, err := process.New().Read(context.Background(), h)
-	if err != nil {
-		return &views.ProcessSeen{Err: err}
-	}
-	return &views.ProcessSeen{Remains: obs.Remains(), Alive: obs.Alive, PIDs: obs.PIDs}
 }

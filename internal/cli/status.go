@@ -148,15 +148,11 @@ func runShow(m *Meta, args []string) int {
 	}
 	view := views.NewShow(vt, m.view())
 	if fs.NArg() == 1 {
-		var p *plan.Plan
 		b, ok := openBackend(m)
 		if !ok {
 			return ExitError
 		}
-		key, err := b.states.PlanKey()
-		if err == nil {
-			p, err = plan.Load(fs.Arg(0), key)
-		}
+		p, err := plan.ReadFile(fs.Arg(0), b.states)
 		if err != nil {
 			m.view().Errorf("%v", err)
 			return ExitError

@@ -10,6 +10,7 @@ import (
 
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/fsx"
+	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -62,6 +63,88 @@ func Load(path string, key []byte) (*Plan, error) {
 	}
 	p := FromJSON(&j)
 	restorePlain(p, plain)
+	return p, nil
+}
+
+// KeySource gives the plan key of the state directory plan files are made
+// against (state.Filesystem.PlanKey).
+type KeySource interface {
+	PlanKey() ([]byte, error)
+}
+
+// ReadFile reads a plan file with its state directory's key: the file is
+// verified before anything in it is believed (seal.go). show and apply
+// read plan files this way.
+func ReadFile(path string, keys KeySource) (*Plan, error) {
+	key, err := keys.PlanKey()
+	if err != nil {
+		return nil, err
+	}
+	return Load(path, key)
+}
+
+// WriteFile saves p (Save) with its state directory's key (plan -out).
+func WriteFile(path string, p *Plan, keys KeySource) error {
+	key, err := keys.PlanKey()
+	if err != nil {
+		return err
+	}
+	return Save(path, p, key)
+}
+
+// Saved is what apply checks a plan file against before it carries it out.
+type Saved struct {
+	Keys  KeySource
+	State *state.File // the state now, read under the lock
+	// GPUs are the GPUs now; read only when the plan recorded them.
+	GPUs    gpu.Inventory
+	Config  *config.Config
+	Engines EngineProber // probes the engines of Config (CurrentInstalls)
+}
+
+// Refused is why apply refuses a plan file that it read: a review plan, or
+// a stale one. Its message is the one apply prints.
+type Refused struct {
+	Stale bool
+	Err   error
+}
+
+func (e *Refused) Error() string {
+	if e.Stale {
+		return "Saved plan is stale\n\n" + e.Err.Error() + "."
+	}
+	return e.Err.Error() + "."
+}
+
+func (e *Refused) Unwrap() error { return e.Err }
+
+// OpenSaved reads the plan file at path (ReadFile) and refuses it unless it
+// can be applied now: not a review plan (CheckApplicable), not stale
+// (CheckSaved, against s's state, GPUs, engines and models). The plan's
+// Snapshot is the GPUs now, when it recorded them (the journal names them).
+func OpenSaved(ctx context.Context, path string, s Saved) (*Plan, error) {
+	p, err := ReadFile(path, s.Keys)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.CheckApplicable(path); err != nil {
+		return nil, &Refused{Err: err}
+	}
+	fp := ""
+	if p.InventoryFingerprint != "" {
+		snap, err := s.GPUs.Snapshot(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("cannot check the GPUs against the saved plan: %w", err)
+		}
+		fp = snap.Fingerprint()
+		p.Snapshot = snap
+	}
+	installs := func() (map[string]string, map[string]string) {
+		return CurrentInstalls(ctx, s.Config, s.Engines)
+	}
+	if err := CheckSaved(p, s.State, fp, installs); err != nil {
+		return nil, &Refused{Stale: true, Err: err}
+	}
 	return p, nil
 }
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/gpu"
+	"github.com/roofline/roofline/internal/gpu/gputest"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -112,5 +114,72 @@ func TestInstalledOf(t *testing.T) {
 	got := InstalledOf(map[string]EngineResult{"v": {Installed: v}, "broken": {}})
 	if len(got) != 2 || got["v"] != v || got["broken"] != nil {
 		t.Errorf("%v", got)
+	}
+}
+
+// gpus is a GPU inventory that answers with a fixed snapshot or error.
+type gpus struct {
+	snap *gpu.Snapshot
+	err  error
+}
+
+func (g gpus) Snapshot(context.Context) (*gpu.Snapshot, error) { return g.snap, g.err }
+
+func TestOpenSaved(t *testing.T) {
+	dir := t.TempDir()
+	keys := state.NewFilesystem(filepath.Join(dir, "state"))
+	st := state.NewFile()
+	inst := &engine.Installed{Kind: "vllm", Flags: &engine.FlagSet{}, Identity: engine.Identity{InstallHash: "h1"}}
+	cfg := &config.Config{Engines: map[string]*config.Engine{"v": {Kind: "vllm"}}}
+	now, _ := CurrentInstalls(context.Background(), cfg, probes{"vllm": inst})
+	h100s := gputest.H100s(2)
+	host := &Plan{FormatVersion: FormatVersion, Lineage: st.Lineage, PriorSerial: st.Serial, Installs: now, InventoryFingerprint: h100s.Fingerprint()}
+	save := func(name string, p *Plan) string {
+		path := filepath.Join(dir, name)
+		if err := WriteFile(path, p, keys); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	fresh := save("fresh.plan", host)
+	review := save("review.plan", &Plan{FormatVersion: FormatVersion, Review: true})
+	otherKey := filepath.Join(dir, "other.plan")
+	if err := Save(otherKey, host, []byte("another state directory's key!!!")); err != nil {
+		t.Fatal(err)
+	}
+	saved := Saved{Keys: keys, State: st, GPUs: gpus{snap: h100s}, Config: cfg, Engines: probes{"vllm": inst}}
+	p, err := OpenSaved(context.Background(), fresh, saved)
+	if err != nil || p.Snapshot != h100s {
+		t.Fatalf("a fresh plan: %v (snapshot %v)", err, p)
+	}
+
+	upgraded := &engine.Installed{Kind: "vllm", Flags: &engine.FlagSet{}, Identity: engine.Identity{InstallHash: "h2"}}
+	for _, tc := range []struct {
+		name  string
+		path  string
+		edit  func(*Saved)
+		want  string // the message's start
+		stale bool
+	}{
+		{"another key", otherKey, nil, otherKey + ": ", false},
+		{"a review plan", review, nil, review + " is a review plan\n\n", false},
+		{"the GPUs unreadable", fresh, func(s *Saved) { s.GPUs = gpus{err: errors.New("no NVML")} }, "cannot check the GPUs against the saved plan: no NVML", false},
+		{"the GPUs changed", fresh, func(s *Saved) { s.GPUs = gpus{snap: gputest.H100s(2, gputest.WithUsed(0, 1<<30))} }, "Saved plan is stale\n\nstale plan: the GPUs changed", true},
+		{"the engine changed", fresh, func(s *Saved) { s.Engines = probes{"vllm": upgraded} }, "Saved plan is stale\n\nstale plan: engine \"v\" changed", true},
+	} {
+		s := saved
+		if tc.edit != nil {
+			tc.edit(&s)
+		}
+		p, err := OpenSaved(context.Background(), tc.path, s)
+		if p != nil || err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+			continue
+		}
+		// A refusal is a sentence apply prints after "Error: ".
+		var refused *Refused
+		if errors.As(err, &refused) && (refused.Stale != tc.stale || !strings.HasSuffix(err.Error(), ".")) || tc.stale && !errors.Is(err, ErrStale) {
+			t.Errorf("%s: %q, stale %v", tc.name, err, tc.stale)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/jsonplan"
 	"github.com/roofline/roofline/internal/plan"
@@ -250,19 +251,10 @@ func (v *View) StaleLockTakenOver(old *state.LockInfo) {
 }
 
 // ProcessSeen is what state rm found of a forgotten instance's process.
-type ProcessSeen struct {
-	Err            error // it could not be read
-	Remains, Alive bool
-	PIDs           []int // what is left of its session
-}
+type ProcessSeen = apply.Seen
 
 // StateForgotten is a server state rm forgot and what still runs of it.
-type StateForgotten struct {
-	Server *state.Server
-	// Main is its process, Proxy its front proxy's; Deposed its previous
-	// instance's, kept during a rollout (nil: none).
-	Main, Proxy, Deposed *ProcessSeen
-}
+type StateForgotten = apply.Forgotten
 
 // StateRm says what state rm forgot (or, dryRun, would forget) and how to
 // stop what still runs by hand.
