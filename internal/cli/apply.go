@@ -104,7 +104,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 			return ExitError
 		}
 		for _, r := range clusters {
-			clusterChanges = clusterChanges || r.plan.HasChanges()
+			clusterChanges = clusterChanges || r.Plan.HasChanges()
 		}
 	}
 	if !p.HasChanges() && !clusterChanges && !(p.Mode == plan.ModeRefreshOnly && len(p.Drift) > 0) {

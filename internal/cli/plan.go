@@ -193,7 +193,7 @@ func runPlan(m *Meta, args []string) int {
 			return ExitError
 		}
 		for _, r := range runs {
-			clusterChanges = clusterChanges || r.plan.HasChanges()
+			clusterChanges = clusterChanges || r.Plan.HasChanges()
 		}
 	}
 	if p.HasErrors() {

@@ -16,3 +16,12 @@ func (v *View) ClusterPlan(files map[string]*hcl.File, diags hcl.Diagnostics, hu
 	}
 	WriteWarnings(v.Out, files, warns, v.CompactWarnings, v.Color)
 }
+
+// ClusterError says why a cluster could not be planned (its kubeconfig,
+// its client).
+func (v *View) ClusterError(err error) { fmt.Fprintf(v.Err, "\nError: %v\n", err) }
+
+// ClusterProgress prints one line of a cluster apply's progress.
+func (v *View) ClusterProgress(format string, args ...any) {
+	fmt.Fprintf(v.Out, format+"\n", args...)
+}
