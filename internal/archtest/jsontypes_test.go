@@ -35,6 +35,13 @@ var documents = []struct {
 	{"show -json of the state", reflect.TypeFor[views.StateDocument](), []string{"internal/views", "internal/jsonplan"}, nil},
 	{"journal -json", reflect.TypeFor[[]jsonplan.JournalEntry](), []string{"internal/jsonplan"}, nil},
 	{"status -json", reflect.TypeFor[[]views.StatusRow](), []string{"internal/views"}, nil},
+	{"health -json", reflect.TypeFor[jsonplan.HealthReport](), []string{"internal/jsonplan"}, nil},
+	{"smoke -json", reflect.TypeFor[jsonplan.SmokeReport](), []string{"internal/jsonplan"}, nil},
+	{"bench -json", reflect.TypeFor[views.BenchReport](), []string{"internal/views"}, nil},
+	{"bench -json of two servers", reflect.TypeFor[views.BenchComparison](), []string{"internal/views"}, nil},
+	// rope_scaling is config.json's own object, printed as it is there.
+	{"model inspect -json", reflect.TypeFor[views.ModelInspectDocument](), []string{"internal/views"}, []string{"ModelConfig.RopeScaling"}},
+	{"model verify -json", reflect.TypeFor[views.ModelVerifyDocument](), []string{"internal/views"}, nil},
 	{"the stream (plan -json, apply -json)", reflect.TypeFor[views.Message](), []string{"internal/views", "internal/jsonplan", "internal/diagfmt"}, []string{"Resource.ResourceKey"}},
 }
 

@@ -64,27 +64,5 @@ func journalFor(b *backend, snap func() *gpu.Snapshot) func(s *state.Server, c *
 
 // appendRollout writes one rollout entry; failed is set for a failed one.
 func appendRollout(b *backend, snap func() *gpu.Snapshot, s *state.Server, failed *journal.Failure) {
-	var g *journal.Gates
-	if s.Gate != nil {
-		g = &journal.Gates{Passed: s.Gate.Passed, Health: s.Gate.Health, Smoke: s.Gate.Smoke, Bench: s.Gate.Bench}
-	}
-	_ = journal.Append(journal.Path(b.stateDir), journal.Rollout(time.Now(), servedOf(s), journalHost(snap()), g, failed))
-}
-
-// servedOf is what the journal records of a server from its state.
-func servedOf(s *state.Server) journal.Served {
-	return journal.Served{Server: s.Name, Argv: s.Argv, GPUs: s.GPUs,
-		Engine: journal.EngineInfo{Kind: s.Engine.Kind, Version: s.Engine.Version, Identity: s.Engine.Identity},
-		Model:  journal.ModelInfo{Name: s.Model.ServedName, Path: s.Model.Path, Fingerprint: s.Model.Fingerprint}}
-}
-
-// journalHost names the GPUs of an inventory snapshot; nil for none.
-func journalHost(sn *gpu.Snapshot) *journal.Host {
-	if sn == nil {
-		return nil
-	}
-	return &journal.Host{DriverVersion: sn.DriverVersion, CUDAVersion: sn.CUDADriverVersion, GPUName: func(i int) (string, bool) {
-		dev, ok := sn.GPU(i)
-		return dev.Name, ok
-	}}
+	_ = journal.Append(journal.Path(b.stateDir), journal.RolloutOf(time.Now(), s, journal.HostOf(snap()), failed))
 }

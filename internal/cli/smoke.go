@@ -18,33 +18,34 @@ func init() {
 
 func runSmoke(m *Meta, args []string) int {
 	fs := newFlags("smoke")
-	gf := addGateFlags(fs)
+	named := addGateFlags(fs)
 	reasoning := fs.Bool("reasoning", false, "")
 	timeout := fs.Duration("timeout", 2*time.Minute, "")
 	jsonOut := fs.Bool("json", false, "")
 	if !parseFlags(m, fs, args) {
 		return ExitError
 	}
-	t, rs, ok := resolveTarget(m, "smoke", fs.Args(), gf)
+	named.Args = fs.Args()
+	side, ok := resolveTarget(m, "smoke", *named)
 	if !ok {
 		return ExitError
 	}
-	if t.Model == "" {
+	if side.Target.Model == "" {
 		return usageError(m, "smoke", "-url needs -model NAME: the served model name")
 	}
 	if *timeout <= 0 {
 		return usageError(m, "smoke", "-timeout must be positive")
 	}
 	opts := gate.SmokeOptions{Reasoning: *reasoning, StepTimeout: *timeout}
-	if rs != nil && !fs.Changed("reasoning") {
-		opts.Reasoning = rs.server.ReasoningParser != ""
+	if side.Server != nil && !fs.Changed("reasoning") {
+		opts.Reasoning = side.Server.Server.ReasoningParser != ""
 	}
 	ctx, cancel := interruptible()
 	defer cancel()
 	client := gate.NewClient(4)
 	defer client.CloseIdleConnections()
-	res, err := gate.Smoke(ctx, client, t, opts)
-	views.NewChecks(views.TypeOf(*jsonOut), m.view()).Smoke(targetName(t, rs), t, res, err)
+	res, err := gate.Smoke(ctx, client, side.Target, opts)
+	views.NewChecks(views.TypeOf(*jsonOut), m.view()).Smoke(side.Name(), side.Target, res, err)
 	if err != nil {
 		return ExitError
 	}

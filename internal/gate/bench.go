@@ -113,7 +113,8 @@ func (s BenchSpec) Validate() error {
 }
 
 // BenchResult is a benchmark's outcome with vllm bench serve's metrics
-// (gates.md §2.1); it marshals to JSON with vLLM's result keys.
+// (gates.md §2.1); bench -json prints it in vLLM's result layout
+// (views.BenchReport).
 type BenchResult struct {
 	Date           time.Time
 	BaseURL        string

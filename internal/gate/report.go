@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -9,100 +8,6 @@ import (
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/journal"
 )
-
-// benchJSON is BenchResult in vllm bench serve's --save-result layout:
-// its key names where it has them, so dashboards built on vLLM's JSON read
-// ours; roofline's additions follow.
-type benchJSON struct {
-	Date           string  `json:"date"`
-	Backend        string  `json:"backend"`
-	ModelID        string  `json:"model_id"`
-	NumPrompts     int     `json:"num_prompts"`
-	RequestRate    any     `json:"request_rate"` // "inf" for none, as vLLM writes it
-	Burstiness     float64 `json:"burstiness"`
-	MaxConcurrency *int    `json:"max_concurrency"`
-
-	Duration             float64  `json:"duration"`
-	Completed            int      `json:"completed"`
-	Failed               int      `json:"failed"`
-	TotalInputTokens     int      `json:"total_input_tokens"`
-	TotalOutputTokens    int      `json:"total_output_tokens"`
-	RequestThroughput    float64  `json:"request_throughput"`
-	RequestGoodput       *float64 `json:"request_goodput"`
-	OutputThroughput     float64  `json:"output_throughput"`
-	TotalTokenThroughput float64  `json:"total_token_throughput"`
-	MaxOutputTokensPerS  float64  `json:"max_output_tokens_per_s"`
-	MaxConcurrentReqs    int      `json:"max_concurrent_requests"`
-
-	MeanTTFT   float64 `json:"mean_ttft_ms"`
-	MedianTTFT float64 `json:"median_ttft_ms"`
-	StdTTFT    float64 `json:"std_ttft_ms"`
-	P90TTFT    float64 `json:"p90_ttft_ms"`
-	P99TTFT    float64 `json:"p99_ttft_ms"`
-	MeanTPOT   float64 `json:"mean_tpot_ms"`
-	MedianTPOT float64 `json:"median_tpot_ms"`
-	StdTPOT    float64 `json:"std_tpot_ms"`
-	P90TPOT    float64 `json:"p90_tpot_ms"`
-	P99TPOT    float64 `json:"p99_tpot_ms"`
-	MeanITL    float64 `json:"mean_itl_ms"`
-	MedianITL  float64 `json:"median_itl_ms"`
-	StdITL     float64 `json:"std_itl_ms"`
-	P90ITL     float64 `json:"p90_itl_ms"`
-	P99ITL     float64 `json:"p99_itl_ms"`
-	MeanE2EL   float64 `json:"mean_e2el_ms"`
-	MedianE2EL float64 `json:"median_e2el_ms"`
-	StdE2EL    float64 `json:"std_e2el_ms"`
-	P90E2EL    float64 `json:"p90_e2el_ms"`
-	P99E2EL    float64 `json:"p99_e2el_ms"`
-
-	// roofline's additions.
-	BaseURL           string        `json:"base_url"`
-	Endpoint          string        `json:"endpoint"`
-	InputLen          int           `json:"input_len"`
-	OutputLen         int           `json:"output_len"`
-	InputTokensExact  bool          `json:"input_tokens_exact"`
-	NumWarmups        int           `json:"num_warmups"`
-	MeanClientQueue   float64       `json:"mean_client_queue_ms"`
-	P99ClientQueue    float64       `json:"p99_client_queue_ms"`
-	OutputLenMismatch int           `json:"output_len_mismatch"`
-	Errors            []string      `json:"errors"`
-	MetricsCheck      *MetricsCheck `json:"metrics_check"`
-}
-
-// MarshalJSON writes vLLM's result keys (see benchJSON).
-func (r *BenchResult) MarshalJSON() ([]byte, error) {
-	j := benchJSON{
-		Date: r.Date.Format("20060102-150405"), Backend: "openai", ModelID: r.Model, NumPrompts: r.NumPrompts,
-		RequestRate: "inf", Burstiness: 1,
-		Duration: r.Duration.Seconds(), Completed: r.Completed, Failed: r.Failed,
-		TotalInputTokens: r.TotalInputTokens, TotalOutputTokens: r.TotalOutputTokens,
-		RequestThroughput: r.RequestThroughput, RequestGoodput: r.RequestGoodput,
-		OutputThroughput: r.OutputThroughput, TotalTokenThroughput: r.TotalTokenThroughput,
-		MaxOutputTokensPerS: r.MaxOutputTokensPerS, MaxConcurrentReqs: r.MaxConcurrentRequests,
-		MeanTTFT: r.TTFT.Mean, MedianTTFT: r.TTFT.Median, StdTTFT: r.TTFT.Std, P90TTFT: r.TTFT.P90, P99TTFT: r.TTFT.P99,
-		MeanTPOT: r.TPOT.Mean, MedianTPOT: r.TPOT.Median, StdTPOT: r.TPOT.Std, P90TPOT: r.TPOT.P90, P99TPOT: r.TPOT.P99,
-		MeanITL: r.ITL.Mean, MedianITL: r.ITL.Median, StdITL: r.ITL.Std, P90ITL: r.ITL.P90, P99ITL: r.ITL.P99,
-		MeanE2EL: r.E2EL.Mean, MedianE2EL: r.E2EL.Median, StdE2EL: r.E2EL.Std, P90E2EL: r.E2EL.P90, P99E2EL: r.E2EL.P99,
-		BaseURL: r.BaseURL, Endpoint: r.Endpoint, InputLen: r.Spec.InputTokens, OutputLen: r.Spec.OutputTokens,
-		InputTokensExact: r.InputTokensExact, NumWarmups: r.Spec.Warmup,
-		MeanClientQueue: r.ClientQueue.Mean, P99ClientQueue: r.ClientQueue.P99,
-		OutputLenMismatch: r.OutputLenMismatch, Errors: r.Errors, MetricsCheck: r.Metrics,
-	}
-	if r.Endpoint == EndpointChat {
-		j.Backend = "openai-chat"
-	}
-	if r.RequestRate > 0 {
-		j.RequestRate = r.RequestRate
-	}
-	if r.MaxConcurrency > 0 {
-		c := r.MaxConcurrency
-		j.MaxConcurrency = &c
-	}
-	if j.Errors == nil {
-		j.Errors = []string{}
-	}
-	return json.Marshal(j)
-}
 
 // vLLM prints "{:<40} {:<10}" lines under banners centred in 50 columns.
 func line(w io.Writer, label string, v any) {

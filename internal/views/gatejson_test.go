@@ -84,6 +84,7 @@ func TestGateAndModelJSON(t *testing.T) {
 			NewChecks(ViewJSON, v).Smoke("server.web", smokeReport().Target, smokeReport(), errors.New("chat failed"))
 		}},
 		{"bench.json", false, func(v *View) { NewBench(ViewJSON, v, false).Result(benchResult(), "server.web", true, nil) }},
+		{"bench-vllm.json", false, func(v *View) { NewBench(ViewJSON, v, false).Result(vllmBenchResult(), "", false, nil) }},
 		{"bench-bare.json", false, func(v *View) { NewBench(ViewJSON, v, false).Result(benchBare(), "", false, nil) }},
 		{"bench-compare.json", false, func(v *View) { NewBench(ViewJSON, v, false).Compare("a", "b", benchBare(), benchResult()) }},
 		{"model-inspect.json", false, func(v *View) { _ = NewModelInspect(ViewJSON, v).Inspect(tiny, false) }},
@@ -132,4 +133,94 @@ func filledReports(t *testing.T) (health, smoke, bench json.RawMessage) {
 		jsonfill.Fill(reflect.ValueOf(v).Elem(), 2)
 	}
 	return gateReport(t, &h), gateReport(t, &s), gateReport(t, &b)
+}
+
+// vllmBenchResult is a run with known figures (internal/gate's fixedResult).
+func vllmBenchResult() *gate.BenchResult {
+	g := 3.5
+	return &gate.BenchResult{
+		Date: time.Date(2026, 3, 1, 12, 30, 0, 0, time.UTC), BaseURL: "http://127.0.0.1:8000", Model: "qwen3-8b",
+		Endpoint: gate.EndpointCompletions, Spec: gate.BenchSpec{InputTokens: 1024, OutputTokens: 128, Warmup: 1}.WithDefaults(),
+		NumPrompts: 200, MaxConcurrency: 16, Duration: 12345 * time.Millisecond, Completed: 199, Failed: 1,
+		TotalInputTokens: 199 * 1024, TotalOutputTokens: 199 * 128, RequestThroughput: 16.12, RequestGoodput: &g,
+		OutputThroughput: 2063.5, TotalTokenThroughput: 18571.2, MaxOutputTokensPerS: 2304, MaxConcurrentRequests: 16,
+		TTFT:             gate.Stats{Mean: 120.5, Median: 101.25, Std: 30, P90: 180, P99: 250.75, N: 199},
+		TPOT:             gate.Stats{Mean: 7.1, Median: 7, Std: 0.5, P90: 7.8, P99: 8.9, N: 199},
+		ITL:              gate.Stats{Mean: 7.05, Median: 6.9, Std: 1.2, P90: 8, P99: 15.5, N: 199 * 127},
+		E2EL:             gate.Stats{Mean: 1020, Median: 1000, Std: 60, P90: 1100, P99: 1250, N: 199},
+		InputTokensExact: true, Errors: []string{"error inside the stream: InternalServerError: EngineCore encountered an issue."},
+		Metrics: &gate.MetricsCheck{Counter: "vllm:generation_tokens_total", ServerTokens: 25472 + 40, ClientTokens: 25472 + 40, OK: true,
+			Note: "not compared: 1 failed requests generated tokens the client could not count"},
+	}
+}
+
+// TestBenchJSONKeys checks our keys against vllm bench serve's (the keys of
+// its --save-result file for --percentile-metrics ttft,tpot,itl,e2el
+// --metric-percentiles 90,99, without per-request arrays).
+func TestBenchJSONKeys(t *testing.T) {
+	b, _ := json.Marshal(BenchDocument(vllmBenchResult()))
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	vllmKeys := []string{"date", "backend", "model_id", "num_prompts", "request_rate", "burstiness", "max_concurrency",
+		"duration", "completed", "failed", "total_input_tokens", "total_output_tokens", "request_throughput",
+		"request_goodput", "output_throughput", "total_token_throughput", "max_output_tokens_per_s", "max_concurrent_requests"}
+	for _, m := range []string{"ttft", "tpot", "itl", "e2el"} {
+		for _, s := range []string{"mean", "median", "std", "p90", "p99"} {
+			vllmKeys = append(vllmKeys, s+"_"+m+"_ms")
+		}
+	}
+	for _, k := range vllmKeys {
+		if _, ok := got[k]; !ok {
+			t.Errorf("key %q missing", k)
+		}
+	}
+	if got["request_rate"] != "inf" || got["date"] != "20260301-123000" || got["backend"] != "openai" {
+		t.Errorf("request_rate %v date %v backend %v", got["request_rate"], got["date"], got["backend"])
+	}
+}
+
+// TestDocumentsCarryEveryField: with every field of the gate's and the
+// model reader's records set, health, smoke and model -json print what the
+// records' own JSON says, byte for byte. A field added to one of those
+// records fails here until the document (its own type here or in jsonplan)
+// decides about it, and docs/json.md says so.
+func TestDocumentsCarryEveryField(t *testing.T) {
+	var h gate.HealthResult
+	var s gate.SmokeResult
+	var info model.Info
+	var vr model.VerifyResult
+	for _, v := range []any{&h, &s, &info, &vr} {
+		jsonfill.Fill(reflect.ValueOf(v).Elem(), 3)
+	}
+	d := ModelInspectDocumentOf(&info, true)
+	verify := ModelVerifyDocumentOf(&vr)
+	for _, c := range []struct {
+		name     string
+		record   any
+		document any // less what the document adds (verify's ok)
+	}{
+		{"health", &h, HealthDocument(&h)},
+		{"smoke", &s, SmokeDocument(&s)},
+		{"model config", info.Config, d.Config},
+		{"model shards", info.Shards, d.Shards},
+		{"model problems", info.Problems, d.Problems},
+		{"model tensors", info.Tensors, d.Tensors},
+		{"model verify", &vr, struct {
+			Checked    int             `json:"checked"`
+			Bytes      int64           `json:"bytes"`
+			Missing    []string        `json:"missing,omitempty"`
+			Extra      []string        `json:"extra,omitempty"`
+			Mismatched []ModelMismatch `json:"mismatched,omitempty"`
+		}{verify.Checked, verify.Bytes, verify.Missing, verify.Extra, verify.Mismatched}},
+	} {
+		want, got := gateReport(t, c.record), gateReport(t, c.document)
+		if string(got) != string(want) {
+			t.Errorf("%s: the document prints\n%s\nthe record is\n%s", c.name, got, want)
+		}
+	}
+	if verify.OK != vr.OK() {
+		t.Errorf("model verify: ok %v, the result says %v", verify.OK, vr.OK())
+	}
 }

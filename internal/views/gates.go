@@ -29,11 +29,11 @@ func NewChecks(vt ViewType, v *View) Checks {
 type checksJSON struct{ view *View }
 
 func (c checksJSON) Health(_ string, _ gate.Target, res *gate.HealthResult, _ error) {
-	WriteReport(c.view.Out, res)
+	WriteReport(c.view.Out, HealthDocument(res))
 }
 
 func (c checksJSON) Smoke(_ string, _ gate.Target, res *gate.SmokeResult, _ error) {
-	WriteReport(c.view.Out, res)
+	WriteReport(c.view.Out, SmokeDocument(res))
 }
 
 type checksHuman struct{ view *View }
@@ -131,11 +131,11 @@ func (b benchJSON) Started(name, _ string) (func(done, total int), func()) {
 func (b benchJSON) Failed(name string, err error) { b.view.Errorf("benchmark of %s: %v", name, err) }
 
 func (b benchJSON) Result(res *gate.BenchResult, _ string, _ bool, _ []gate.ThresholdCheck) {
-	WriteReport(b.view.Out, res)
+	_ = writeEscaped(b.view.Out, BenchDocument(res))
 }
 
 func (b benchJSON) Compare(_, _ string, a, c *gate.BenchResult) {
-	WriteReport(b.view.Out, map[string]*gate.BenchResult{"a": a, "b": c})
+	_ = writeEscaped(b.view.Out, BenchComparison{A: BenchDocument(a), B: BenchDocument(c)})
 }
 
 type benchHuman struct {

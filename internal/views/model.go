@@ -2,7 +2,6 @@ package views
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -31,7 +30,7 @@ func NewModelInspect(vt ViewType, v *View) ModelInspect {
 type ModelInspectJSON struct{ view *View }
 
 func (m ModelInspectJSON) Inspect(info *model.Info, tensors bool) error {
-	return writeInspectJSON(m.view.Out, info, tensors)
+	return writeEscaped(m.view.Out, ModelInspectDocumentOf(info, tensors))
 }
 
 // ModelInspectHuman prints the architecture, then the problems.
@@ -59,12 +58,7 @@ func NewModelVerify(vt ViewType, v *View) ModelVerify {
 type ModelVerifyJSON struct{ view *View }
 
 func (m ModelVerifyJSON) Verify(_ string, res *model.VerifyResult) {
-	enc := json.NewEncoder(m.view.Out)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(struct {
-		OK bool `json:"ok"`
-		*model.VerifyResult
-	}{res.OK(), res})
+	_ = writeEscaped(m.view.Out, ModelVerifyDocumentOf(res))
 }
 
 // ModelVerifyHuman prints one line per bad file and the verdict.
@@ -85,52 +79,6 @@ func (v *View) ModelManifestWritten(n int, path, dir string) {
 func (v *View) ModelSynthWritten(name, repo, dir string, info *model.Info) {
 	fmt.Fprintf(v.Out, "Wrote a synthetic %s (%s) to %s: %s of sparse weights in %d shard(s).\nIt stands in for rehearsals and tests; it cannot generate text.\n",
 		name, repo, dir, gib(info.WeightsBytes()), len(info.Shards))
-}
-
-// inspectJSON is the -json object of model inspect.
-type inspectJSON struct {
-	Dir            string           `json:"dir"`
-	OK             bool             `json:"ok"` // no error-level problems
-	Config         *model.Config    `json:"config"`
-	Params         int64            `json:"params"`
-	WeightsBytes   int64            `json:"weights_bytes"`
-	TotalBytes     int64            `json:"total_bytes"`
-	IndexTotalSize int64            `json:"index_total_size,omitempty"`
-	BytesByDtype   map[string]int64 `json:"bytes_by_dtype"`
-	BytesByClass   map[string]int64 `json:"bytes_by_class"`
-	BytesBySplit   map[string]int64 `json:"bytes_by_split"`
-	LayerBytes     []int64          `json:"layer_bytes"`
-	Shards         []model.Shard    `json:"shards"`
-	Problems       []model.Problem  `json:"problems"`
-	Tensors        []model.Tensor   `json:"tensors,omitempty"`
-}
-
-func writeInspectJSON(w io.Writer, info *model.Info, tensors bool) error {
-	b := info.Breakdown()
-	out := inspectJSON{
-		Dir: info.Dir, OK: !info.HasErrors(), Config: info.Config, Params: b.Params,
-		WeightsBytes: info.WeightsBytes(), TotalBytes: info.TotalBytes, IndexTotalSize: info.IndexTotalSize,
-		BytesByDtype: b.ByDtype, BytesByClass: map[string]int64{}, BytesBySplit: map[string]int64{},
-		LayerBytes: b.Layers, Shards: info.Shards, Problems: info.Problems,
-	}
-	for k, v := range b.ByClass {
-		out.BytesByClass[string(k)] = v
-	}
-	for k, v := range b.BySplit {
-		out.BytesBySplit[string(k)] = v
-	}
-	if out.Shards == nil {
-		out.Shards = []model.Shard{}
-	}
-	if out.Problems == nil {
-		out.Problems = []model.Problem{}
-	}
-	if tensors {
-		out.Tensors = info.Tensors
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
 }
 
 // gib formats bytes in GiB (2^30, as the engines print memory), small sizes in MiB.
