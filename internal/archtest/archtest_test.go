@@ -38,7 +38,7 @@ var allowed = map[string][]string{
 	"internal/rehearsal":       {"internal/config", "internal/engine", "internal/engine/kinds", "internal/engine/refdata", "internal/model", "internal/vram", "internal/vram/fromodel", "internal/gpu"},
 	"internal/state":           {"internal/version", "internal/suggest"},
 	"internal/driver":          {"internal/state"},
-	"internal/driver/process":  {"internal/driver", "internal/state"},
+	"internal/driver/process":  {"internal/driver", "internal/state", "internal/portcheck"},
 	"internal/driver/docker":   {"internal/driver", "internal/state", "internal/engine"},
 	"internal/kube":            {"internal/config", "internal/engine"},
 	"internal/kube/live":       {"internal/config", "internal/kube", "internal/engine/logdiag", "internal/gpu", "internal/model", "internal/vram", "internal/vram/fromodel", "internal/textdiff"},

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -68,14 +66,14 @@ func runAgent(m *Meta, args []string) int {
 	if *settingsPath != "" {
 		s, err := agent.LoadSettings(*settingsPath, base)
 		if err != nil {
-			fmt.Fprintf(m.Err, "Error: %v\n", err)
+			m.view().Errorf("%v", err)
 			return ExitError
 		}
 		settings = s
 	}
 	token, err := agent.ReadToken(*tokenFile, os.Getenv)
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	if *listen != "off" {
@@ -94,7 +92,7 @@ func runAgent(m *Meta, args []string) int {
 	}
 	release, err := agent.Lock(b.stateDir)
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	defer release()
@@ -109,45 +107,13 @@ func runAgent(m *Meta, args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	notify := agent.NewNotifier()
-
-	var srv *http.Server
-	if *listen != "off" {
-		ln, err := net.Listen("tcp", *listen)
-		if err != nil {
-			fmt.Fprintf(m.Err, "Error: cannot listen on %s: %v (another agent, or pick another -listen)\n", *listen, err)
-			return ExitError
-		}
-		h := &agent.Handler{
-			Gatherer: agent.Registry(agent.NewCollector(a.Report, a), true),
-			Report:   a.Report, Token: token,
-			Stale:    func() time.Duration { return 3*a.Settings().Tick + time.Minute },
-			Snapshot: func(ctx context.Context, w io.Writer) error { return writeAgentSnapshot(ctx, w, m, b) },
-		}
-		srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		logf("roofline agent for %s: serving /metrics, /snapshot and /healthz on http://%s", b.stateDir, ln.Addr())
-	} else {
-		logf("roofline agent for %s (no HTTP endpoint)", b.stateDir)
-	}
-
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	go a.ReloadOn(ctx, hup, notify, *settingsPath, base)
-
-	watchdog := agent.WatchdogInterval()
-	onTick := a.SystemdTick(notify, watchdog)
-	if watchdog > 0 && watchdog < settings.Tick {
-		logf("warning: the systemd watchdog (%s) is shorter than two ticks (%s); set WatchdogSec to at least 3 ticks", 2*watchdog, 2*settings.Tick)
-	}
-	_ = a.Run(ctx, onTick)
-	_ = notify.Send("STOPPING=1")
-	logf("stopping: the servers keep running")
-	if srv != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
+	ep := agent.Endpoint{Listen: *listen, Token: token, Snapshot: func(ctx context.Context, w io.Writer) error { return writeAgentSnapshot(ctx, w, m, b) }}
+	if err := a.Serve(ctx, ep, hup, *settingsPath, base); err != nil {
+		m.view().Errorf("%v", err)
+		return ExitError
 	}
 	return ExitOK
 }
@@ -217,7 +183,7 @@ func runCheck(m *Meta, args []string) int {
 	rep := agent.Check(context.Background(), st, live.Observer{O: newObserver(b.drivers, b.stateDir)}, &live.Host{Load: loadNow(m), Secrets: m.secrets}, entries, boot, time.Now())
 	if *textfile != "" {
 		if err := agent.WriteTextfile(*textfile, rep); err != nil {
-			fmt.Fprintf(m.Err, "Error: writing %s: %v\n", *textfile, err)
+			m.view().Errorf("writing %s: %v", *textfile, err)
 			return ExitError
 		}
 	}

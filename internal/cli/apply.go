@@ -10,7 +10,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/apply"
-	"github.com/roofline/roofline/internal/diagfmt"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/plan"
@@ -59,37 +58,28 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		unlock func()
 		ok     bool
 	)
-	var stream *views.Stream
-	if o.json {
-		stream = views.NewStream(m.Out)
-		if fs.NArg() == 0 && !o.autoApprove {
-			views.ApplyNeedsApproval(stream, name)
-			return ExitError
-		}
-	}
-	if fs.NArg() == 0 && !o.autoApprove && (m.NoInput || !m.InTerminal) {
+	saved := fs.NArg() == 1
+	view := views.NewApply(views.TypeOf(o.json), m.view(), m.OutTerminal, terminalWidth)
+	if fs.NArg() == 0 && !o.autoApprove && (o.json || m.NoInput || !m.InTerminal) {
 		// Approval cannot be asked, so fail before anything is planned or
 		// printed.
-		m.view().NoApproval(name, m.NoInput)
+		view.NoApproval(name, m.NoInput)
 		return ExitError
 	}
 	switch {
 	case fs.NArg() > 1:
 		return usageError(m, name, "apply takes at most one plan file")
-	case fs.NArg() == 1 && destroy:
+	case saved && destroy:
 		return usageError(m, name, "destroy takes no plan file; use roofline plan -destroy -out=FILE and roofline apply FILE")
-	case fs.NArg() == 1:
+	case saved:
 		p, b, st, unlock, ok = loadSavedPlan(m, &o, fs.Arg(0))
 	default:
 		var loadDiags hcl.Diagnostics
 		m.diagSink = &loadDiags
 		p, b, st, unlock, ok = makePlan(m, &o, mode, name)
 		m.diagSink = nil
-		if !ok && stream != nil {
-			stream.Version()
-			stream.Diagnostics(diagfmt.JSON(m.diagFiles, loadDiags))
-		} else if !ok {
-			printDiagsSplit(m, m.diagFiles, loadDiags)
+		if !ok {
+			view.LoadFailed(m.diagFiles, loadDiags)
 		}
 	}
 	if !ok {
@@ -97,24 +87,16 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	}
 	defer unlock()
 
-	j := p.ToJSON()
-	if stream != nil {
-		views.ApplyPlan(stream, j)
-		if p.HasErrors() {
-			return ExitError
-		}
-	} else if fs.NArg() == 0 {
-		views.NewPlan(views.ViewHuman, m.view()).Plan(p)
-		if p.HasErrors() {
-			m.view().ApplyPlanErrors(false)
-			return ExitError
-		}
+	view.Plan(p, saved)
+	if p.HasErrors() {
+		view.PlanErrors()
+		return ExitError
 	}
 	// Servers on Kubernetes clusters (kube.go): planned now, applied after
 	// the host's servers. A saved plan file holds the host's servers only.
 	var clusters []*clusterRun
 	clusterChanges := false
-	if fs.NArg() == 0 && p.Mode != plan.ModeRefreshOnly && stream == nil { // -json streams cover the host
+	if !saved && p.Mode != plan.ModeRefreshOnly && !o.json { // -json streams cover the host
 		var cok bool
 		clusters, cok = planClusters(m, b.full, destroy)
 		if !cok {
@@ -126,14 +108,10 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		}
 	}
 	if !p.HasChanges() && !clusterChanges && !(p.Mode == plan.ModeRefreshOnly && len(p.Drift) > 0) {
-		if stream != nil {
-			views.ApplySummary(stream, 0, 0, 0, destroy)
-		} else if fs.NArg() == 1 {
-			m.view().SavedPlanNoChanges()
-		}
+		view.NoChanges(saved, destroy)
 		return ExitOK
 	}
-	if fs.NArg() == 0 && !o.autoApprove {
+	if !saved && !o.autoApprove {
 		if !m.view().Confirm(m.In, destroy) {
 			m.view().ApplyCancelled()
 			return ExitError
@@ -145,15 +123,11 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	ctx := context.Background()
 	stopping, interrupted, stopSignals := twoStageInterrupt(m)
 	defer stopSignals()
-	var ui apply.Hooks = views.NewApplyUI(m.view(), m.OutTerminal, terminalWidth)
-	if stream != nil {
-		ui = views.NewApplyHooks(stream, j)
-	}
 	ap := &apply.Applier{
 		State:          b.states,
 		Drivers:        b.drivers,
 		Gates:          newGates(m),
-		Hooks:          ui,
+		Hooks:          view.Hooks(p),
 		StateDir:       b.stateDir,
 		Proxies:        b.proxies(),
 		Parallelism:    o.parallelism,
@@ -172,9 +146,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		fmt.Fprintf(m.Err, "\nError: %v\n", err)
 		return ExitError
 	}
-	if stream == nil {
-		fmt.Fprintln(m.Out)
-	}
+	view.Starting()
 	_, err := ap.Apply(ctx, p, st)
 	if interrupted() {
 		m.view().ApplyInterrupted(ap.Outcomes(p))
@@ -183,24 +155,16 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		}
 		return ExitError
 	}
-	add, change, del := p.Counts()
-	if stream != nil {
-		if err != nil {
-			stream.Diagnostics(views.ApplyErrorDiags(err))
-			return ExitError
-		}
-		views.ApplySummary(stream, add, change, del, destroy)
-		return ExitOK
-	}
 	if err != nil {
-		m.view().ApplyFailed(err)
+		view.Failed(err)
 		return ExitError
 	}
 	if err := applyClusters(m, clusters, destroy); err != nil {
 		m.view().ClusterApplyFailed(err)
 		return ExitError
 	}
-	m.view().ApplyComplete(destroy, add, change, del, len(p.Targets) > 0)
+	add, change, del := p.Counts()
+	view.Complete(destroy, add, change, del, len(p.Targets) > 0)
 	return ExitOK
 }
 

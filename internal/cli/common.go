@@ -32,14 +32,11 @@ func loadConfig(m *Meta) (cfg *config.Config, ok bool) {
 
 // printDiags writes diagnostics with file, line and a source snippet.
 func printDiags(m *Meta, cfg *config.Config, diags hcl.Diagnostics) {
-	files := map[string]*hcl.File{}
+	var files map[string]*hcl.File
 	if cfg != nil {
 		files = cfg.Files
 	}
-	w := hcl.NewDiagnosticTextWriter(m.Err, files, 100, m.Color)
-	for _, d := range diags {
-		_ = w.WriteDiagnostic(d)
-	}
+	views.WriteDiagnostics(m.Err, files, diags, m.Color)
 }
 
 // stateDir returns the state directory of cfg (absolute).

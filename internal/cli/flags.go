@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/roofline/roofline/internal/engine"
-	"github.com/roofline/roofline/internal/rehearsal"
 	"github.com/roofline/roofline/internal/suggest"
 	"github.com/roofline/roofline/internal/views"
 )
@@ -23,10 +22,6 @@ func init() {
 
 // selfExecutable is roofline's own path: the rehearsal engine runs it.
 var selfExecutable = os.Executable
-
-// flagsRunner runs the probe commands; tests keep the real one and point the
-// engine at a stand-in script.
-var flagsRunner engine.Runner = probeRunner()
 
 func runFlags(m *Meta, args []string) int {
 	fs := newFlags("flags")
@@ -75,8 +70,7 @@ func runFlags(m *Meta, args []string) int {
 		m.view().Errorf("cannot find roofline's own executable: %v", err)
 		return ExitError
 	}
-	rehearsal.Resolve(e, self)
-	inst, err := engine.Probe(context.Background(), e, flagsRunner, filepath.Join(stateDir(cfg), "probes"), *refresh)
+	inst, err := prober{self: self, cacheDir: filepath.Join(stateDir(cfg), "probes"), refresh: *refresh}.Probe(context.Background(), e)
 	if err != nil {
 		m.view().Errorf("%v", err)
 		return ExitError

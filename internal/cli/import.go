@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -9,8 +8,8 @@ import (
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/driver/process"
 	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/plan"
-	"github.com/roofline/roofline/internal/portcheck"
 	"github.com/roofline/roofline/internal/rehearsal"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/views"
@@ -95,16 +94,11 @@ func readImports(cfg *config.Config, st *state.File) map[string]*plan.ImportedPr
 
 func describeImport(d *process.Driver, id config.ImportID) *plan.ImportedProcess {
 	ip := &plan.ImportedProcess{ID: id.String()}
-	pid := id.PID
+	describe, n := d.Describe, id.PID
 	if id.Port > 0 {
-		p, _, ok := portcheck.Owner(id.Port)
-		if !ok {
-			ip.Err = fmt.Errorf("nothing this user can see listens on port %d", id.Port)
-			return ip
-		}
-		pid = p
+		describe, n = d.DescribeListener, id.Port
 	}
-	desc, err := d.Describe(pid)
+	desc, err := describe(n)
 	if err != nil {
 		ip.Err = err
 		return ip
@@ -142,19 +136,14 @@ func generateConfig(m *Meta, o planOptions, name string, id config.ImportID, pat
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return ExitError
 	}
-	if err := writeNew(path, src); err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+	if created, err := fsx.CreateOnce(path, src, 0o644); err != nil || !created {
+		if err != nil {
+			fmt.Fprintf(m.Err, "Error: %v\n", err)
+		} else {
+			m.view().GenerateRefused(name, path, true)
+		}
 		return ExitError
 	}
 	m.view().ConfigGenerated(name, state.ServerAddr(name), ip.PID, path, notes, id.String())
 	return ExitOK
-}
-
-func writeNew(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	return errors.Join(err, f.Close())
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/enginelock"
-	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/views"
 )
 
@@ -64,16 +63,12 @@ func runInit(m *Meta, args []string) int {
 // are added, removed ones dropped; a changed one fails unless upgrade,
 // which records it and prints its flag diff.
 func writeLock(m *Meta, cfg *config.Config, probed map[string]*engine.Installed, upgrade bool) bool {
-	lock, diags := enginelock.Read(config.LockFileName)
+	changes, diags, err := enginelock.UpdateFile(config.LockFileName, cfg, probed, upgrade)
 	if diags.HasErrors() {
 		printDiags(m, cfg, diags)
 		return false
 	}
-	if lock == nil {
-		lock = &enginelock.Lock{}
-	}
 	view := views.NewInit(m.view())
-	changes := lock.Update(cfg, probed, upgrade)
 	ok := true
 	for _, c := range changes {
 		if c.Refused {
@@ -81,7 +76,7 @@ func writeLock(m *Meta, cfg *config.Config, probed map[string]*engine.Installed,
 			ok = false
 		}
 	}
-	if err := fsx.WriteFile(config.LockFileName, lock.Bytes(), 0o644); err != nil {
+	if err != nil {
 		m.view().Errorf("writing %s: %v", config.LockFileName, err)
 		return false
 	}

@@ -219,10 +219,5 @@ func runPlan(m *Meta, args []string) int {
 	return ExitOK
 }
 
-// printDiagsSplit prints errors to stderr and warnings to stdout.
-func printDiagsSplit(m *Meta, files map[string]*hcl.File, diags hcl.Diagnostics) {
-	m.view().DiagnosticsSplit(files, diags)
-}
-
 // portChecker is the live port check of this host (plan.LivePorts).
 type portChecker = plan.LivePorts

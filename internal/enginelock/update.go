@@ -1,8 +1,10 @@
 package enginelock
 
 import (
+	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 // Change is what Update did, or refused, for one engine.
@@ -44,4 +46,19 @@ func (l *Lock) Update(cfg *config.Config, probed map[string]*engine.Installed, u
 	}
 	l.Keep(cfg.EngineNames())
 	return out
+}
+
+// UpdateFile is Update on the lock file at path (a missing one starts
+// empty), written back. diags: the file could not be read, and nothing was
+// written; err: writing it failed.
+func UpdateFile(path string, cfg *config.Config, probed map[string]*engine.Installed, upgrade bool) ([]Change, hcl.Diagnostics, error) {
+	lock, diags := Read(path)
+	if diags.HasErrors() {
+		return nil, diags, nil
+	}
+	if lock == nil {
+		lock = &Lock{}
+	}
+	changes := lock.Update(cfg, probed, upgrade)
+	return changes, nil, fsx.WriteFile(path, lock.Bytes(), 0o644)
 }

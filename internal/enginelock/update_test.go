@@ -1,6 +1,8 @@
 package enginelock
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/roofline/roofline/internal/config"
@@ -53,5 +55,36 @@ func TestUpdate(t *testing.T) {
 		if l.Get("failed") == nil || l.Get("gone") != nil || l.Get("new") == nil {
 			t.Errorf("upgrade=%v: a failed probe keeps its entry, a removed engine is dropped, a new one added: %+v", tt.upgrade, l.Engines)
 		}
+	}
+}
+
+// TestUpdateFile: the lock file is created, updated in place, and a file
+// that does not parse is left as it is.
+func TestUpdateFile(t *testing.T) {
+	v16, _ := engine.Reference("vllm", "0.16.0")
+	v085, _ := engine.Reference("vllm", "0.8.5")
+	cfg := &config.Config{Engines: map[string]*config.Engine{"e": {Name: "e", Kind: "vllm", Version: "0.16.0"}}}
+	path := filepath.Join(t.TempDir(), config.LockFileName)
+	if changes, diags, err := UpdateFile(path, cfg, map[string]*engine.Installed{"e": v16}, false); err != nil || diags.HasErrors() || len(changes) != 1 || changes[0].Old != nil {
+		t.Fatalf("a new lock file: %v %v %+v", err, diags, changes)
+	}
+	changes, _, err := UpdateFile(path, cfg, map[string]*engine.Installed{"e": v085}, false)
+	if l, _ := Read(path); err != nil || len(changes) != 1 || !changes[0].Refused || l.Get("e").Version != "0.16.0" {
+		t.Fatalf("a refused change: %v %+v", err, changes)
+	}
+	if _, _, err := UpdateFile(path, cfg, map[string]*engine.Installed{"e": v085}, true); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := Read(path); l.Get("e").Version != "0.8.5" {
+		t.Fatalf("upgrade: the file records %s", l.Get("e").Version)
+	}
+	if err := os.WriteFile(path, []byte("engine {"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, diags, _ := UpdateFile(path, cfg, map[string]*engine.Installed{"e": v16}, false); !diags.HasErrors() {
+		t.Fatal("a lock file that does not parse must be reported")
+	}
+	if b, _ := os.ReadFile(path); string(b) != "engine {" {
+		t.Fatalf("a lock file that does not parse was rewritten: %q", b)
 	}
 }

@@ -4,16 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/roofline/roofline/internal/diagfmt"
 )
-
-// ApplyNeedsApproval is apply -json's refusal to run without a way to
-// approve: a machine cannot answer the prompt (as Terraform).
-func ApplyNeedsApproval(s *Stream, name string) {
-	s.Version()
-	s.Diagnostics([]diagfmt.Diag{{Severity: "error", Summary: "Plan file or auto-approve required",
-		Detail: name + " -json needs -auto-approve or a saved plan file (roofline plan -out=FILE): it cannot ask for approval."}})
-}
 
 // NoApproval refuses an apply that cannot ask for approval (Terraform's
 // -input=false): noInput when prompts are forbidden, else stdin is not a

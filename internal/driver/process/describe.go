@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/roofline/roofline/internal/portcheck"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -29,6 +30,16 @@ type Described struct {
 // clockTicks is USER_HZ, the unit of /proc/PID/stat's start time; 100 on
 // every Linux architecture roofline runs on.
 const clockTicks = 100
+
+// DescribeListener describes the process that listens on port (roofline
+// import port:N), as far as this user can see.
+func (d *Driver) DescribeListener(port int) (*Described, error) {
+	pid, _, ok := portcheck.Owner(port)
+	if !ok {
+		return nil, fmt.Errorf("nothing this user can see listens on port %d", port)
+	}
+	return d.Describe(pid)
+}
 
 // Describe reads pid's command line, environment and stat. Reading another
 // user's environ needs the same user (or root): the error says so.

@@ -3,6 +3,8 @@ package process
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -467,5 +469,23 @@ func TestFindByEnv(t *testing.T) {
 	}
 	if got, _ := d.FindByEnv(ctx, "ROOFLINE_LAUNCH_ID", spec.Env["ROOFLINE_LAUNCH_ID"]); len(got) != 0 {
 		t.Fatalf("FindByEnv after Stop = %+v", got)
+	}
+}
+
+// TestDescribeListener: import's port:N names the process that listens on
+// N (this test's own), and a port nobody listens on is an error that says so.
+func TestDescribeListener(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	d, err := New().DescribeListener(port)
+	if err != nil || d.Instance.PID != os.Getpid() || len(d.Instance.Cmdline) == 0 || d.Env["PATH"] != os.Getenv("PATH") {
+		t.Fatalf("DescribeListener(%d) = %+v, %v; want this process (%d)", port, d, err, os.Getpid())
+	}
+	l.Close()
+	if _, err := New().DescribeListener(port); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("nothing this user can see listens on port %d", port)) {
+		t.Fatalf("a closed port: %v", err)
 	}
 }
