@@ -1,7 +1,6 @@
 package cli
 
 import (
-
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/model/modeltest"
 	"github.com/roofline/roofline/internal/suggest"
