@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/views"
 )
@@ -32,7 +33,7 @@ func runDiagnose(m *Meta, args []string) int {
 	case *file == "" && fset.NArg() == 0:
 		return usageError(m, "diagnose", "name a SERVER, or give a log with -file LOG")
 	}
-	path := *file
+	path, kind := *file, "" // no state record: every kind's rules
 	if path == "" {
 		name := fset.Arg(0)
 		if !validServerName(name) {
@@ -47,9 +48,13 @@ func runDiagnose(m *Meta, args []string) int {
 		if path, ok = serverLogPath(m, cfg, name); !ok {
 			return ExitError
 		}
-		syncContainerLog(context.Background(), newDrivers(), stateServer(m, cfg, name))
+		rec := stateServer(m, cfg, name)
+		syncContainerLog(context.Background(), newDrivers(), rec)
+		if rec != nil {
+			kind = rec.Engine.Kind
+		}
 	}
-	d, err := diagnoseLog(m, path)
+	d, err := diagnoseLog(m, path, kind)
 	if err != nil {
 		m.view().Errorf("%v", err)
 		return ExitError
@@ -72,7 +77,8 @@ func serverLogPath(m *Meta, cfg *config.Config, name string) (string, bool) {
 	return path, true
 }
 
-// diagnoseLog classifies the log at path ("-" is standard input).
-func diagnoseLog(m *Meta, path string) (logdiag.Diagnosis, error) {
-	return logdiag.ClassifyFile(path, m.In)
+// diagnoseLog classifies the log at path ("-" is standard input) of an
+// engine of kind ("" when not known).
+func diagnoseLog(m *Meta, path, kind string) (logdiag.Diagnosis, error) {
+	return engine.LogsOf(kind).ClassifyFile(path, m.In)
 }

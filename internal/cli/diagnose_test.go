@@ -143,7 +143,7 @@ func TestDiagnoseServerLog(t *testing.T) {
 	if !ok || path != want {
 		t.Fatalf("serverLogPath = %q, %v; want %q (stderr %q)", path, ok, want, errb.String())
 	}
-	d, err := diagnoseLog(m, path)
+	d, err := diagnoseLog(m, path, "")
 	if err != nil || d.Class != "kv_too_small" {
 		t.Errorf("diagnoseLog = %s, %v", d.Class, err)
 	}
