@@ -35,7 +35,7 @@ func runDiagnose(m *Meta, args []string) int {
 	path := *file
 	if path == "" {
 		name := fset.Arg(0)
-		if !validServerName(name) {
+		if !config.SafeServerName(name) { // a name that cannot leave the logs directory
 			m.view().Errorf("%q is not a server name.\n\nGive the name of a server block (server \"NAME\"), or a log file with -file LOG.", name)
 			return ExitError
 		}
@@ -44,35 +44,18 @@ func runDiagnose(m *Meta, args []string) int {
 			m.view().DiagnoseNeedsConfig(name)
 			return ExitError
 		}
-		if path, ok = serverLogPath(m, cfg, name); !ok {
+		var err error
+		if path, err = cfg.ServerLogPath(name); err != nil {
+			m.view().Errorf("%v", err)
 			return ExitError
 		}
-		syncContainerLog(context.Background(), newDrivers(), stateServer(m, cfg, name))
+		newDrivers().SyncLog(context.Background(), stateServer(m, cfg, name))
 	}
-	d, err := diagnoseLog(m, path)
+	d, err := logdiag.ClassifyFile(path, m.In) // "-" is standard input
 	if err != nil {
 		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	views.NewDiagnose(views.TypeOf(*jsonOut), m.view()).Diagnosis(d, path)
 	return ExitOK
-}
-
-// validServerName: a name that cannot leave the logs directory.
-func validServerName(s string) bool { return config.SafeServerName(s) }
-
-// serverLogPath returns the log apply writes for server name, or prints why
-// there is none.
-func serverLogPath(m *Meta, cfg *config.Config, name string) (string, bool) {
-	path, err := cfg.ServerLogPath(name)
-	if err != nil {
-		m.view().Errorf("%v", err)
-		return "", false
-	}
-	return path, true
-}
-
-// diagnoseLog classifies the log at path ("-" is standard input).
-func diagnoseLog(m *Meta, path string) (logdiag.Diagnosis, error) {
-	return logdiag.ClassifyFile(path, m.In)
 }
