@@ -42,6 +42,11 @@ var documents = []struct {
 	// rope_scaling is config.json's own object, printed as it is there.
 	{"model inspect -json", reflect.TypeFor[views.ModelInspectDocument](), []string{"internal/views"}, []string{"ModelConfig.RopeScaling"}},
 	{"model verify -json", reflect.TypeFor[views.ModelVerifyDocument](), []string{"internal/views"}, nil},
+	{"vram -json", reflect.TypeFor[views.VRAMDocument](), []string{"internal/views", "internal/jsonplan"}, nil},
+	{"validate -json", reflect.TypeFor[views.ValidateDocument](), []string{"internal/views", "internal/diagfmt"}, nil},
+	{"diagnose -json", reflect.TypeFor[views.DiagnoseDocument](), []string{"internal/views"}, nil},
+	{"flags -json", reflect.TypeFor[[]views.FlagDocument](), []string{"internal/views"}, nil},
+	{"state list -json", reflect.TypeFor[views.StateListDocument](), []string{"internal/views", "internal/jsonplan"}, nil},
 	{"the stream (plan -json, apply -json)", reflect.TypeFor[views.Message](), []string{"internal/views", "internal/jsonplan", "internal/diagfmt"}, []string{"Resource.ResourceKey"}},
 }
 

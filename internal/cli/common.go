@@ -10,7 +10,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
-	"github.com/roofline/roofline/internal/fsx"
+	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/views"
 )
 
@@ -115,14 +115,5 @@ func (m *Meta) noteSecrets(cfg *config.Config) {
 	}
 }
 
-// maxHostSecret bounds a secret file (a token is a few hundred bytes).
-const maxHostSecret = 64 << 10
-
-// readHostSecret reads an env_from_file secret: a regular file, bounded.
-func readHostSecret(path string) (string, error) {
-	b, err := fsx.ReadFile(path, maxHostSecret)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
-}
+// readHostSecret reads an env_from_file secret (plan and apply hand it on).
+var readHostSecret = plan.ReadHostSecret

@@ -78,21 +78,9 @@ func runImport(m *Meta, args []string) int {
 	return ExitOK
 }
 
-// readImports reads the processes of the configuration's import blocks
-// whose server is not in the state yet.
-func readImports(cfg *config.Config, st *state.File) map[string]*plan.ImportedProcess {
-	out := map[string]*plan.ImportedProcess{}
+// describeImport reads the process an import id names (plan's ReadImport).
+func describeImport(id config.ImportID) *plan.ImportedProcess {
 	d := process.New()
-	for _, im := range cfg.Imports {
-		if st.Server(im.To) != nil {
-			continue
-		}
-		out[im.To] = describeImport(d, im.ID)
-	}
-	return out
-}
-
-func describeImport(d *process.Driver, id config.ImportID) *plan.ImportedProcess {
 	ip := &plan.ImportedProcess{ID: id.String()}
 	describe, n := d.Describe, id.PID
 	if id.Port > 0 {
@@ -126,7 +114,7 @@ func generateConfig(m *Meta, o planOptions, name string, id config.ImportID, pat
 		m.view().GenerateRefused(name, path, false)
 		return ExitError
 	}
-	ip := describeImport(process.New(), id)
+	ip := describeImport(id)
 	if ip.Err != nil {
 		fmt.Fprintf(m.Err, "Error: Cannot import: %v\n", ip.Err)
 		return ExitError

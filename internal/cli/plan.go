@@ -113,7 +113,7 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 	in.Review = o.review
 	if !o.review {
 		in.ReadHostFile, in.Getenv = readHostSecret, os.LookupEnv
-		in.Imports = readImports(cfg, st)
+		in.ReadImport = describeImport
 	}
 	p := plan.Make(in)
 	m.secrets.Add(p.Secrets.Values()...)

@@ -60,7 +60,10 @@ func (pl *planner) applyImports() {
 				"server.%s would be imported from %s on the GPU host; a review plan cannot read its processes.", im.To, im.ID)
 			continue
 		}
-		ip := pl.in.Imports[im.To]
+		var ip *ImportedProcess
+		if pl.in.ReadImport != nil {
+			ip = pl.in.ReadImport(im.ID)
+		}
 		if ip == nil || ip.Err != nil {
 			err := fmt.Errorf("no process was read")
 			if ip != nil {

@@ -162,9 +162,10 @@ type Inputs struct {
 	Getenv       func(name string) (string, bool)
 	Targets      []string // server names; empty = all
 	Replace      []string // server names to replace even if unchanged
-	// Imports are the processes import blocks name, by server (imports.go).
-	Imports map[string]*ImportedProcess
-	Now     time.Time
+	// ReadImport reads the process an import block names, for the blocks
+	// plan imports (imports.go); nil: none is read.
+	ReadImport func(id config.ImportID) *ImportedProcess
+	Now        time.Time
 }
 
 // Make plans. It never fails: problems are diagnostics in the plan.

@@ -13,6 +13,7 @@ import (
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/diagfmt"
 	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/textdiff"
@@ -297,6 +298,19 @@ func beforePaths(b *state.Server) []string {
 	}
 	sort.Strings(paths)
 	return slices.Compact(paths)
+}
+
+// maxHostSecret bounds a secret file (a token is a few hundred bytes).
+const maxHostSecret = 64 << 10
+
+// ReadHostSecret reads an env_from_file or api_key_file secret: a regular
+// file, bounded. The CLI hands it to Inputs.ReadHostFile and ResolveHostEnv.
+func ReadHostSecret(path string) (string, error) {
+	b, err := fsx.ReadFile(path, maxHostSecret)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
 }
 
 // ResolveHostEnv reads the host secrets of every change that starts an

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -303,5 +305,32 @@ server "qwen" {
 	WriteJSON(&human, rotated.ToJSON())
 	if bytes.Contains(human.Bytes(), []byte("sk-apikey-")) {
 		t.Fatalf("the key shows:\n%s", human.String())
+	}
+}
+
+// TestReadHostSecret: a secret file is read whole; a FIFO (which would
+// block) and a file over the bound are refused.
+func TestReadHostSecret(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "token")
+	if err := os.WriteFile(path, []byte("sk-1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := ReadHostSecret(path); err != nil || v != "sk-1\n" {
+		t.Errorf("ReadHostSecret = %q, %v", v, err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadHostSecret(fifo); !fsx.IsNotRegular(err) {
+		t.Errorf("a FIFO: %v", err)
+	}
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, make([]byte, maxHostSecret+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadHostSecret(big); !errors.Is(err, fsx.ErrTooLarge) {
+		t.Errorf("a file over %d bytes: %v", maxHostSecret, err)
 	}
 }

@@ -28,27 +28,29 @@ type DiagnoseJSON struct{ view *View }
 // DiagnoseHuman prints the class, cause, evidence lines and action.
 type DiagnoseHuman struct{ view *View }
 
-type diagnosisJSON struct {
-	Class    string         `json:"class"`
-	Title    string         `json:"title"`
-	Summary  string         `json:"summary"`
-	Cause    string         `json:"cause"`
-	Action   string         `json:"action"`
-	Evidence []evidenceJSON `json:"evidence"`
-	File     string         `json:"file"`
+// DiagnoseDocument is diagnose -json.
+type DiagnoseDocument struct {
+	Class    string             `json:"class"`
+	Title    string             `json:"title"`
+	Summary  string             `json:"summary"`
+	Cause    string             `json:"cause"`
+	Action   string             `json:"action"`
+	Evidence []DiagnoseEvidence `json:"evidence"`
+	File     string             `json:"file"`
 }
 
-type evidenceJSON struct {
+// DiagnoseEvidence is one log line that supports a diagnosis.
+type DiagnoseEvidence struct {
 	Line int    `json:"line"`
 	Text string `json:"text"`
 }
 
 func (v DiagnoseJSON) Diagnosis(d logdiag.Diagnosis, path string) {
 	w := v.view.Out
-	out := diagnosisJSON{Class: d.Class, Title: d.Title, Summary: d.Summary, Cause: d.Cause, Action: d.Action,
-		Evidence: []evidenceJSON{}, File: path}
+	out := DiagnoseDocument{Class: d.Class, Title: d.Title, Summary: d.Summary, Cause: d.Cause, Action: d.Action,
+		Evidence: []DiagnoseEvidence{}, File: path}
 	for i, text := range d.Evidence {
-		out.Evidence = append(out.Evidence, evidenceJSON{Line: d.EvidenceLines[i], Text: text})
+		out.Evidence = append(out.Evidence, DiagnoseEvidence{Line: d.EvidenceLines[i], Text: text})
 	}
 	writeJSON(w, out)
 }

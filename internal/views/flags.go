@@ -43,8 +43,8 @@ func (h FlagsHuman) Flags(inst *engine.Installed, found []*engine.Flag, query st
 	return nil
 }
 
-// flagJSON is one flag in -json output.
-type flagJSON struct {
+// FlagDocument is one flag of flags -json (an array of them).
+type FlagDocument struct {
 	Name       string   `json:"name"`
 	Aliases    []string `json:"aliases"`
 	Metavar    string   `json:"metavar"`
@@ -61,9 +61,9 @@ type flagJSON struct {
 
 // flagsJSON renders flags as the -json array; lists are never null.
 func flagsJSON(flags []*engine.Flag) ([]byte, error) {
-	out := make([]flagJSON, 0, len(flags))
+	out := make([]FlagDocument, 0, len(flags))
 	for _, f := range flags {
-		j := flagJSON{Name: f.Name, Aliases: nonNil(f.Aliases), Metavar: f.Metavar, Choices: nonNil(f.Choices),
+		j := FlagDocument{Name: f.Name, Aliases: nonNil(f.Aliases), Metavar: f.Metavar, Choices: nonNil(f.Choices),
 			Suggested: nonNil(f.Suggested), Deprecated: f.Deprecated, TakesValue: f.TakesValue, NArgs: f.NArgs,
 			Negatable: f.Negatable, Group: f.Group, Help: f.Help}
 		if f.HasDefault {

@@ -46,25 +46,30 @@ func (h StateListHuman) List(path string, f *state.File) {
 // StateListJSON prints the state's serial, lineage and a summary per server.
 type StateListJSON struct{ view *View }
 
+// StateListDocument is state list -json.
+type StateListDocument struct {
+	FormatVersion int              `json:"format_version"`
+	StatePath     string           `json:"state_path"`
+	Serial        uint64           `json:"serial"`
+	Lineage       string           `json:"lineage"`
+	Servers       []StateListEntry `json:"servers"`
+}
+
+// StateListEntry is one server of state list -json.
+type StateListEntry struct {
+	Address string             `json:"address"`
+	Name    string             `json:"name"`
+	Status  string             `json:"status"`
+	Driver  string             `json:"driver"`
+	PID     int                `json:"pid"`
+	Port    int                `json:"port"`
+	GPUs    []int              `json:"gpus"`
+	Engine  jsonplan.EngineRef `json:"engine"`
+	Model   jsonplan.ModelRef  `json:"model"`
+}
+
 func (j StateListJSON) List(path string, f *state.File) {
-	type entry struct {
-		Address string             `json:"address"`
-		Name    string             `json:"name"`
-		Status  string             `json:"status"`
-		Driver  string             `json:"driver"`
-		PID     int                `json:"pid"`
-		Port    int                `json:"port"`
-		GPUs    []int              `json:"gpus"`
-		Engine  jsonplan.EngineRef `json:"engine"`
-		Model   jsonplan.ModelRef  `json:"model"`
-	}
-	out := struct {
-		FormatVersion int     `json:"format_version"`
-		StatePath     string  `json:"state_path"`
-		Serial        uint64  `json:"serial"`
-		Lineage       string  `json:"lineage"`
-		Servers       []entry `json:"servers"`
-	}{StateFormatVersion, path, f.Serial, f.Lineage, []entry{}}
+	out := StateListDocument{StateFormatVersion, path, f.Serial, f.Lineage, []StateListEntry{}}
 	for _, n := range f.Names() {
 		s := f.Servers[n]
 		gpus := s.GPUs
@@ -72,7 +77,7 @@ func (j StateListJSON) List(path string, f *state.File) {
 			gpus = []int{}
 		}
 		doc := plan.StateServerDocument(s)
-		out.Servers = append(out.Servers, entry{s.Addr(), s.Name, s.Status, s.Driver, s.PID, s.Port, gpus, doc.Engine, doc.Model})
+		out.Servers = append(out.Servers, StateListEntry{s.Addr(), s.Name, s.Status, s.Driver, s.PID, s.Port, gpus, doc.Engine, doc.Model})
 	}
 	writeJSON(j.view.Out, out)
 }

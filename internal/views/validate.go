@@ -27,7 +27,8 @@ func NewValidate(vt ViewType, v *View) Validate {
 // ours.
 type ValidateJSON struct{ view *View }
 
-type jsonValidate struct {
+// ValidateDocument is validate -json: Terraform's validate document.
+type ValidateDocument struct {
 	FormatVersion string         `json:"format_version"`
 	Valid         bool           `json:"valid"`
 	ErrorCount    int            `json:"error_count"`
@@ -37,7 +38,7 @@ type jsonValidate struct {
 
 func (v ValidateJSON) Results(files map[string]*hcl.File, diags hcl.Diagnostics) {
 	errs, warns := countDiags(diags)
-	writeJSON(v.view.Out, jsonValidate{FormatVersion: "1.0", Valid: errs == 0, ErrorCount: errs, WarningCount: warns, Diagnostics: diagfmt.JSON(files, diags)})
+	writeJSON(v.view.Out, ValidateDocument{FormatVersion: "1.0", Valid: errs == 0, ErrorCount: errs, WarningCount: warns, Diagnostics: diagfmt.JSON(files, diags)})
 }
 
 // ValidateHuman prints each diagnostic with its snippet, then the verdict.

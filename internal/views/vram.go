@@ -72,8 +72,9 @@ func NewVRAM(vt ViewType, v *View) VRAM {
 	return VRAMHuman{v}
 }
 
-// vramJSON is the -json object: the estimate plus what it was made for.
-type vramJSON struct {
+// VRAMDocument is vram -json: the plan document's vram object with what
+// it was computed for.
+type VRAMDocument struct {
 	Model    string   `json:"model"`
 	GPU      VRAMGPUs `json:"gpu"`
 	Problems []string `json:"model_problems,omitempty"`
@@ -92,7 +93,7 @@ func (v VRAMJSON) Unusable(dir string, err error, problems []string) {
 }
 
 func (v VRAMJSON) Estimate(e VRAMEstimate) error {
-	b, err := json.MarshalIndent(vramJSON{Model: e.Model.Name, GPU: *e.GPUs, Problems: e.Problems, Prediction: "uncalibrated", VRAM: plan.VRAMDocument(e.Result)}, "", "  ")
+	b, err := json.MarshalIndent(VRAMDocument{Model: e.Model.Name, GPU: *e.GPUs, Problems: e.Problems, Prediction: "uncalibrated", VRAM: plan.VRAMDocument(e.Result)}, "", "  ")
 	if err != nil {
 		return err
 	}
