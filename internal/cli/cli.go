@@ -6,6 +6,7 @@ package cli
 import (
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -216,18 +217,27 @@ func lookup(args []string) (*Command, []string) {
 	return nil, nil
 }
 
+// topLevelNames are the first words of the visible commands, sorted.
 func topLevelNames() []string {
-	seen := map[string]bool{}
 	var out []string
-	for name, c := range commands {
-		first, _, _ := strings.Cut(name, " ")
-		if !c.Hidden && !seen[first] {
-			seen[first] = true
+	for _, name := range visibleNames() {
+		if first, _, _ := strings.Cut(name, " "); !slices.Contains(out, first) {
 			out = append(out, first)
 		}
 	}
-	sort.Strings(out)
 	return out
+}
+
+// visibleNames are the names of the commands that are not hidden, sorted.
+func visibleNames() []string {
+	var names []string
+	for n, c := range commands {
+		if !c.Hidden {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 // newFlags returns a pflag set for a command that prints the command's usage
@@ -290,25 +300,17 @@ func parseFlags(m *Meta, fs *pflag.FlagSet, args []string) bool {
 		msg := err.Error()
 		if strings.HasPrefix(msg, "unknown flag: ") || strings.HasPrefix(msg, "unknown shorthand flag") {
 			var names []string
-			fs.VisitAll(func(f *pflag.Flag) { names = append(names, "-"+f.Name) })
+			fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 			bad := strings.TrimPrefix(msg, "unknown flag: ")
 			if i := strings.LastIndex(bad, " in "); i >= 0 {
 				bad = bad[i+4:]
 			}
-			msg = "unknown flag " + bad + "." + suggest.DidYouMean(strings.TrimLeft(bad, "-"), trimDashes(names))
+			msg = "unknown flag " + bad + "." + suggest.DidYouMean(strings.TrimLeft(bad, "-"), names)
 		}
 		m.view().UsageError(fs.Name(), msg)
 		return false
 	}
 	return true
-}
-
-func trimDashes(in []string) []string {
-	out := make([]string, len(in))
-	for i, s := range in {
-		out[i] = strings.TrimLeft(s, "-")
-	}
-	return out
 }
 
 // usageError prints msg and the command's usage hint and returns ExitError.

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/roofline/roofline/internal/views"
@@ -30,16 +29,9 @@ func init() {
 
 // printHelp lists the commands that are not hidden.
 func printHelp(m *Meta) {
-	names := make([]string, 0, len(commands))
-	for n, c := range commands {
-		if !c.Hidden {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	list := make([]views.HelpCommand, len(names))
-	for i, n := range names {
-		list[i] = views.HelpCommand{Name: n, Synopsis: commands[n].Synopsis}
+	var list []views.HelpCommand
+	for _, n := range visibleNames() {
+		list = append(list, views.HelpCommand{Name: n, Synopsis: commands[n].Synopsis})
 	}
 	m.view().Help(list)
 }
