@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/journal"
@@ -134,7 +135,7 @@ func observeOne(ctx context.Context, s *state.Server, obs Observer, gen Generato
 	r.Drift = driftOf(s, r)
 	if !r.Alive && s.LogPath != "" {
 		// The cause of a dead or failed server is in its log.
-		d := classifyLog(s.LogPath)
+		d := classifyLog(s.LogPath, s.Engine.Kind)
 		if d.Class != "" && d.Class != "unknown" {
 			r.FailureClass, r.FailureCause = d.Class, d.Summary
 		}
@@ -269,14 +270,15 @@ func (rep *Report) WriteText(w io.Writer) {
 	}
 }
 
-// classifyLog names the cause of a failure from the last MiB of a log.
-func classifyLog(path string) logdiag.Diagnosis {
+// classifyLog names the cause of a failure from the last MiB of a log of an
+// engine of kind (every kind's rules when the state names none).
+func classifyLog(path, kind string) logdiag.Diagnosis {
 	f, fi, err := fsx.OpenRegular(path)
 	if err != nil {
 		return logdiag.Diagnosis{}
 	}
 	defer f.Close()
 	off := max(fi.Size()-1<<20, 0)
-	d, _ := logdiag.ClassifyReader(io.NewSectionReader(f, off, fi.Size()-off))
+	d, _ := engine.LogsOf(kind).ClassifyReader(io.NewSectionReader(f, off, fi.Size()-off))
 	return d
 }

@@ -810,7 +810,7 @@ func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Serv
 		_ = a.Drivers.Stop(ctx, *rec.Proxy, 5*time.Second)
 	}
 	tail := readTail(rec.LogPath, 4<<20)
-	diag := logdiag.Classify(tail)
+	diag := engine.LogsOf(rec.Engine.Kind).Classify(tail)
 	se := &ServerError{Addr: c.Addr, Phase: phase, Err: cause, Diagnosis: &diag, LogTail: engineLines(tail, 15), KeptOld: cbd}
 	_ = a.update(func(st *state.File) {
 		if cbd {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/roofline/roofline/internal/driver"
 	"github.com/roofline/roofline/internal/engine"
-	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/proxy"
 	"github.com/roofline/roofline/internal/secret"
@@ -216,7 +215,7 @@ func (a *Applier) waitReady(ctx context.Context, r *rollout) error {
 		}
 		return a.fail(ctx, c, r.rec, r.old, r.cbd, "health", err, proc)
 	}
-	if fp := logdiag.ParseFootprint(readTail(r.logPath, 4<<20)); fp != nil {
+	if fp := engine.LogsOf(d.Engine.Kind).Footprint(readTail(r.logPath, 4<<20)); fp != nil {
 		r.rec.Footprint = footprintOf(fp)
 		a.recordCalibration(ctx, c.Addr, d, r.rec, fp, r.t)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/roofline/roofline/internal/config"
-	"github.com/roofline/roofline/internal/engine/logdiag"
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/views"
 )
 
@@ -32,7 +32,7 @@ func runDiagnose(m *Meta, args []string) int {
 	case *file == "" && fset.NArg() == 0:
 		return usageError(m, "diagnose", "name a SERVER, or give a log with -file LOG")
 	}
-	path := *file
+	path, kind := *file, "" // no state record: every kind's rules
 	if path == "" {
 		name := fset.Arg(0)
 		if !config.SafeServerName(name) { // a name that cannot leave the logs directory
@@ -49,9 +49,13 @@ func runDiagnose(m *Meta, args []string) int {
 			m.view().Errorf("%v", err)
 			return ExitError
 		}
-		newDrivers().SyncLog(context.Background(), stateServer(m, cfg, name))
+		rec := stateServer(m, cfg, name)
+		newDrivers().SyncLog(context.Background(), rec)
+		if rec != nil {
+			kind = rec.Engine.Kind
+		}
 	}
-	d, err := logdiag.ClassifyFile(path, m.In) // "-" is standard input
+	d, err := engine.LogsOf(kind).ClassifyFile(path, m.In) // "-" is standard input
 	if err != nil {
 		m.view().Errorf("%v", err)
 		return ExitError

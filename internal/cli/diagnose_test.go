@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/roofline/roofline/internal/config"
-	"github.com/roofline/roofline/internal/engine/logdiag"
+	"github.com/roofline/roofline/internal/engine"
 )
 
 // Excerpts are inline (not read from another package's testdata) so the
@@ -141,7 +141,7 @@ func TestDiagnoseServerLog(t *testing.T) {
 	if err != nil || path != want {
 		t.Fatalf("ServerLogPath = %q, %v; want %q", path, err, want)
 	}
-	d, err := logdiag.ClassifyFile(path, nil)
+	d, err := engine.LogsOf("").ClassifyFile(path, nil)
 	if err != nil || d.Class != "kv_too_small" {
 		t.Errorf("ClassifyFile = %s, %v", d.Class, err)
 	}

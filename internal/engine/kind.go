@@ -7,6 +7,7 @@ import (
 
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine/kinds"
+	"github.com/roofline/roofline/internal/engine/logdiag"
 )
 
 // Kind is what roofline knows about one engine kind: how its command line
@@ -127,6 +128,11 @@ type Kind struct {
 	// vramWords names the attributes the memory report shows.
 	vramWords VRAMWords
 
+	// logs are the kind's log lines (failures, launch banner, footprint);
+	// classifier classifies with them and the shared rules (logs.go).
+	logs       logdiag.Rules
+	classifier *logdiag.Classifier
+
 	// multiNode adds the flags of a multi-node launch (Kubernetes
 	// LeaderWorkerSet) to the leader's and the workers' argv.
 	multiNode func(argv []string, nodes int, leaderAddr, workerRank string) (leader, worker []string)
@@ -161,7 +167,10 @@ type flagNames struct {
 // kinds' functions reach Lookup.
 var registry []*Kind
 
-func init() { registry = []*Kind{vllmKind, sglangKind} }
+func init() {
+	registry = []*Kind{vllmKind, sglangKind}
+	initLogs()
+}
 
 // Lookup returns the kind named name, nil when roofline runs no such kind.
 func Lookup(name string) *Kind {

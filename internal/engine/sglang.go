@@ -96,6 +96,10 @@ var sglangKind = &Kind{
 	NoMetrics:         "no /metrics: SGLang serves it only with --enable-metrics; add \"--enable-metrics\" to the server's extra_args",
 	ToolParserHint:    "SGLang needs a --tool-call-parser that matches the model's tool-call format (tool_call_parser in the server block), and a chat template that renders tools",
 
+	// logs are its log lines: failures, launch banner, footprint
+	// (sglang_log.go).
+	logs: sglangLogs,
+
 	vramWords: VRAMWords{
 		Utilization: "mem_fraction_static",
 		Batch:       "chunked_prefill_size",

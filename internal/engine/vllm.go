@@ -101,6 +101,10 @@ var vllmKind = &Kind{
 	NoSeries:          "/metrics has no vllm:* series: the server runs with --disable-log-stats; remove it so load and latency can be watched",
 	ToolParserHint:    "vLLM needs --enable-auto-tool-choice and a --tool-call-parser that matches the model's tool-call format (tool_call_parser in the server block; roofline adds both), and a chat template that renders tools (chat_template)",
 
+	// logs are its log lines: failures, launch banner, footprint
+	// (vllm_log.go).
+	logs: vllmLogs,
+
 	vramWords: VRAMWords{
 		Utilization: "gpu_memory_utilization",
 		Batch:       "max_num_batched_tokens",

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/model/modeltest"
@@ -68,7 +69,7 @@ func TestInjectedFailuresAreClassified(t *testing.T) {
 				if class == ClassBadFlag && code != 2 {
 					t.Errorf("bad_flag: exit status %d, want argparse's 2", code)
 				}
-				d := logdiag.Classify([]byte(p.out.String()))
+				d := engine.MustLookup(kind).Diagnose([]byte(p.out.String()))
 				if d.Class != class {
 					t.Errorf("classified as %s, want %s; evidence %q; output:\n%s", d.Class, class, d.Evidence, p.out)
 				}
@@ -142,7 +143,7 @@ func TestNaturalFailures(t *testing.T) {
 			if code := p.wait(startWithin); code == 0 {
 				t.Fatalf("exit status 0; output:\n%s", p.out)
 			}
-			d := logdiag.Classify([]byte(p.out.String()))
+			d := engine.MustLookup(kind).Diagnose([]byte(p.out.String()))
 			if d.Class != tt.want {
 				t.Errorf("classified as %s, want %s; evidence %q; output:\n%s", d.Class, tt.want, d.Evidence, p.out)
 			}
@@ -165,7 +166,7 @@ func TestStartupFootprint(t *testing.T) {
 			}
 			p := startEngine(t, spec, nil, engineArgs(kind, qwen, port, lenFlag, "32768")...)
 			p.waitFor("ready", startWithin, func() bool { return healthCode(port) == 200 })
-			fp := logdiag.ParseFootprint([]byte(p.out.String()))
+			fp := engine.MustLookup(kind).Footprint([]byte(p.out.String()))
 			if fp == nil || fp.WeightsGiB == nil || fp.KVTokens == nil || fp.MaxModelLen == nil {
 				t.Fatalf("footprint not found: %+v\n%s", fp, p.out)
 			}

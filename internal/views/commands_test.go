@@ -188,6 +188,8 @@ func TestModelViews(t *testing.T) {
 		{"model-verify-failed", false, func(v *View) { NewModelVerify(ViewHuman, v).Verify("/models/tiny", res) }},
 		{"model-verify-ok", false, func(v *View) { NewModelVerify(ViewHuman, v).Verify("/models/tiny", ok) }},
 		{"model-verify-failed.json", false, func(v *View) { NewModelVerify(ViewJSON, v).Verify("/models/tiny", res) }},
+		{"model-verify-ok.json", false, func(v *View) { NewModelVerify(ViewJSON, v).Verify("/models/tiny", ok) }},
+		{"model-inspect.json", false, func(v *View) { _ = NewModelInspect(ViewJSON, v).Inspect(info, false) }},
 		{"model-manifest", false, func(v *View) { v.ModelManifestWritten(12, "/models/tiny.sha256", "/models/tiny") }},
 		{"model-synth", false, func(v *View) { v.ModelSynthWritten("Tiny", "roofline/tiny", "/models/tiny", info) }},
 	})

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/roofline/roofline/internal/journal"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/roofline/roofline/internal/gate"
 	"github.com/roofline/roofline/internal/jsonfill"
 	"github.com/roofline/roofline/internal/model"
-	"github.com/roofline/roofline/internal/model/modeltest"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/state/statetest"
@@ -50,22 +48,13 @@ func modelInfo() *model.Info {
 	return &info
 }
 
-// TestGateAndModelJSON pins the bytes of health, smoke, bench, model
-// inspect and model verify -json, and of the gate reports in the state
-// and the apply stream: users' scripts read them.
+// TestGateAndModelJSON pins the bytes of health, smoke, bench and model
+// inspect -json (TestModelViews: of a real folder), and of the gate reports
+// in the state and the apply stream: users' scripts read them.
 func TestGateAndModelJSON(t *testing.T) {
 	failed := healthReport()
 	failed.OK, failed.Version = false, ""
 	failed.Checks = append(failed.Checks, gate.Check{Name: "generation", Detail: `model said "<|im_end|>" & stopped`})
-	dir := filepath.Join(t.TempDir(), "tiny")
-	if err := modeltest.Write(dir, modeltest.Tiny, modeltest.Shards(2), modeltest.DropFile("tokenizer.json")); err != nil {
-		t.Fatal(err)
-	}
-	tiny, err := model.Inspect(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tiny.Dir = "/models/tiny"
 	full := statetest.Server("web")
 	full.Gate = &state.GateResult{Passed: false, CheckedAt: time.Date(2026, 1, 2, 3, 11, 0, 0, time.UTC),
 		Health: gateReport(t, healthReport()), Smoke: gateReport(t, smokeReport()), Bench: gateReport(t, benchResult().Summary(nil, true))}
@@ -87,11 +76,7 @@ func TestGateAndModelJSON(t *testing.T) {
 		{"bench-vllm.json", false, func(v *View) { NewBench(ViewJSON, v, false).Result(vllmBenchResult(), "", false, nil) }},
 		{"bench-bare.json", false, func(v *View) { NewBench(ViewJSON, v, false).Result(benchBare(), "", false, nil) }},
 		{"bench-compare.json", false, func(v *View) { NewBench(ViewJSON, v, false).Compare("a", "b", benchBare(), benchResult()) }},
-		{"model-inspect.json", false, func(v *View) { _ = NewModelInspect(ViewJSON, v).Inspect(tiny, false) }},
 		{"model-inspect-full.json", false, func(v *View) { _ = NewModelInspect(ViewJSON, v).Inspect(modelInfo(), true) }},
-		{"model-verify-ok.json", false, func(v *View) {
-			NewModelVerify(ViewJSON, v).Verify("/models/tiny", &model.VerifyResult{Checked: 4, Bytes: 5 << 20})
-		}},
 		{"state-show-gates.json", false, func(v *View) { NewStateShow(ViewJSON, v).Server(full) }},
 		{"gate-result.jsonl", false, func(v *View) {
 			stream(v, full.Gate, errors.New("smoke: chat failed"))

@@ -11,7 +11,7 @@ import (
 // ClassifyFile classifies the log at path ("-" is stdin, which may be nil
 // when there is none), reading only its tail into memory. Its errors say
 // where apply writes a server's log.
-func ClassifyFile(path string, stdin io.Reader) (Diagnosis, error) {
+func (c *Classifier) ClassifyFile(path string, stdin io.Reader) (Diagnosis, error) {
 	var r io.Reader
 	if path == "-" {
 		if stdin == nil {
@@ -29,7 +29,7 @@ func ClassifyFile(path string, stdin io.Reader) (Diagnosis, error) {
 		defer f.Close()
 		r = f
 	}
-	d, err := ClassifyReader(r)
+	d, err := c.ClassifyReader(r)
 	if err != nil {
 		return d, fmt.Errorf("cannot read the log %s: %w", path, err)
 	}

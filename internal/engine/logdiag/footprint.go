@@ -16,7 +16,7 @@ import (
 // memory, KV tokens, GPU blocks and concurrency (both engines size the KV
 // cache by the smallest rank), and the maximum weights and CUDA-graph memory.
 type Footprint struct {
-	Engine string `json:"engine,omitempty"` // "vllm" or "sglang", from the lines recognised
+	Engine string `json:"engine,omitempty"` // the kind whose lines were recognised (Rules.Kind)
 
 	WeightsGiB *float64 `json:"weights_gib,omitempty"` // vLLM "Model loading took X GiB"; SGLang "Load weight end ... mem usage=X GB"
 	// KVCacheGiB: vLLM "Available KV cache memory: X GiB" (V0: "the rest of
@@ -43,40 +43,28 @@ type Footprint struct {
 	MaxRunningRequests *int64 `json:"max_running_requests,omitempty"`
 }
 
-var (
-	fpWeightsV1   = regexp.MustCompile(`Model loading took ([\d.]+) ?(?:GiB|GB)`)
-	fpWeightsV0   = regexp.MustCompile(`Loading model weights took ([\d.]+) ?(?:GiB|GB)`)
-	fpWeightsSGL  = regexp.MustCompile(`Load weight end\..*mem usage=([\d.]+) ?GB`)
-	fpKVAvail     = regexp.MustCompile(`Available KV cache memory: (-?[\d.]+) ?GiB`)
-	fpKVRest      = regexp.MustCompile(`reserved for KV Cache is (-?[\d.]+) ?GiB`)
-	fpKVSizeV0    = regexp.MustCompile(`kv_cache_size=(-?[\d.]+) ?GiB`)
-	fpKVTokens    = regexp.MustCompile(`GPU KV cache size: ([\d,]+) tokens`)
-	fpConcurrency = regexp.MustCompile(`Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x`)
-	fpBlocks      = regexp.MustCompile(`# (?:GPU|cuda) blocks: (\d+)`)
-	fpMaxSeqLen   = regexp.MustCompile(`max_seq_len=(\d+)`)
-	fpGraphV1     = regexp.MustCompile(`Graph capturing finished in [\d.]+ secs?, took (-?[\d.]+) ?GiB`)
-	fpSGLPool     = regexp.MustCompile(`KV Cache is allocated\. #tokens: (\d+), K size: ([\d.]+) GB, V size: ([\d.]+) GB`)
-	fpSGLPoolMLA  = regexp.MustCompile(`KV Cache is allocated\. #tokens: (\d+), KV size: ([\d.]+) GB`)
-	fpSGLMaxTotal = regexp.MustCompile(`max_total_num_tokens=(\d+)`)
-	fpSGLContext  = regexp.MustCompile(`context_len=(\d+)`)
-	fpSGLRunning  = regexp.MustCompile(`max_running_requests=(\d+)`)
-	fpSGLGraph    = regexp.MustCompile(`Capture cuda graph end\..*mem usage=([\d.]+) ?GB`)
-	// footprintHints: a line holds a figure only if it holds one of these.
-	footprintHints = [][]byte{
-		[]byte("Model loading took"), []byte("Loading model weights took"), []byte("Graph capturing finished"),
-		[]byte("Available KV cache memory"), []byte("reserved for KV Cache"), []byte("kv_cache_size="),
-		[]byte("GPU KV cache size"), []byte("Maximum concurrency"), []byte("blocks:"), []byte("max_seq_len="),
-		[]byte("max_total_num_tokens="), []byte("Load weight end"), []byte("Capture cuda graph end"),
-		[]byte("KV Cache is allocated"), []byte("vLLM API server version"), []byte("server_args=ServerArgs("),
-	}
-)
+// FootprintLine reads the figures of one kind of start-up line.
+type FootprintLine struct {
+	// Hint: only lines that hold it are read (cheap; most lines hold none).
+	Hint string
+	// Re must match the line; its submatches go to Read.
+	Re *regexp.Regexp
+	// Read hands the figures of m (Re's submatches) to r.
+	Read func(r *Reading, m []string)
+}
 
-// ParseFootprint extracts the measured footprint from a start's log. It reads the
+// kindLine is a footprint line and the kind that logs it.
+type kindLine struct {
+	kind string
+	FootprintLine
+}
+
+// Footprint extracts the measured footprint from a start's log. It reads the
 // whole log (the lines are near its start) but only lines that hold one of a
 // few words; a log with several launches gives the last launch's figures.
 // It returns nil when the log has none of the lines.
-func ParseFootprint(log []byte) *Footprint {
-	var fp fpAcc
+func (c *Classifier) Footprint(log []byte) *Footprint {
+	var r Reading
 	for len(log) > 0 {
 		var raw []byte
 		if i := bytes.IndexByte(log, '\n'); i >= 0 {
@@ -84,19 +72,30 @@ func ParseFootprint(log []byte) *Footprint {
 		} else {
 			raw, log = log, nil
 		}
-		if !hasAny(raw, footprintHints) {
+		if !hasAny(raw, c.footprintHints) {
 			continue
 		}
 		for seg := range strings.SplitSeq(stripANSI(string(raw)), "\r") {
 			msg, _, _ := stripPrefixes(seg)
-			if containsAny(msg, startKeys) {
-				fp = fpAcc{}
+			if containsAny(msg, c.starts) {
+				r = Reading{}
 				continue
 			}
-			fp.add(msg)
+			if isCodeLine(msg) {
+				continue
+			}
+			for _, f := range c.footprint {
+				if !strings.Contains(msg, f.Hint) {
+					continue
+				}
+				if m := f.Re.FindStringSubmatch(msg); m != nil {
+					r.kind = f.kind
+					f.Read(&r, m)
+				}
+			}
 		}
 	}
-	return fp.result()
+	return r.result()
 }
 
 func hasAny(b []byte, keys [][]byte) bool {
@@ -108,156 +107,134 @@ func hasAny(b []byte, keys [][]byte) bool {
 	return false
 }
 
-// fpAcc accumulates the figures of one launch.
-type fpAcc struct {
-	f                  Footprint
-	any                bool
-	sglPoolTokens      *int64
-	sglMaxTotal        *int64
-	vllmMaxLen, sglLen *int64
-	seqLen             *int64
+// Reading accumulates the figures of one launch. Each method takes a figure
+// as the log writes it ("184,832", "28.21") and ignores one that does not
+// parse. Where a figure has several sources, pref ranks them: the lowest
+// pref seen wins, and within one pref the rule of the figure applies (the
+// limiting rank: minimum or maximum; the last model length).
+type Reading struct {
+	f    Footprint
+	kind string // of the line being read
+	any  bool
+	// tokens and modelLen by pref.
+	tokens, modelLen []*int64
 }
 
-func (a *fpAcc) add(m string) {
-	if isCodeLine(m) {
-		return
-	}
-	f := &a.f
-	if v, ok := a.first(m, fpWeights); ok {
-		f.WeightsGiB = maxF(f.WeightsGiB, v)
-	}
-	if v, ok := a.first(m, fpKVCache); ok {
-		f.KVCacheGiB = minF(f.KVCacheGiB, v)
-	}
-	if n, ok := int1(fpKVTokens, m); ok {
-		a.set("vllm")
-		f.KVTokens = minI(f.KVTokens, n)
-	}
-	if mm := fpConcurrency.FindStringSubmatch(m); mm != nil {
-		n, ok1 := parseInt(mm[1])
-		c, err := strconv.ParseFloat(mm[2], 64)
-		if ok1 && err == nil {
-			a.set("vllm")
-			a.vllmMaxLen = &n
-			f.MaxConcurrency = minF(f.MaxConcurrency, c)
-		}
-	}
-	if n, ok := int1(fpBlocks, m); ok {
-		a.set("vllm")
-		f.GPUBlocks = minI(f.GPUBlocks, n)
-	}
-	if strings.Contains(m, "max_seq_len=") && !strings.Contains(m, "max_total_num_tokens") {
-		if n, ok := int1(fpMaxSeqLen, m); ok {
-			a.seqLen = &n
-		}
-	}
-	if v, ok := a.first(m, fpGraph); ok {
-		f.CUDAGraphGiB = maxF(f.CUDAGraphGiB, v)
-	}
-	if mm := fpSGLPool.FindStringSubmatch(m); mm != nil {
-		n, ok := parseInt(mm[1])
-		k, e1 := strconv.ParseFloat(mm[2], 64)
-		v, e2 := strconv.ParseFloat(mm[3], 64)
-		if ok && e1 == nil && e2 == nil {
-			a.set("sglang")
-			a.sglPoolTokens = minI(a.sglPoolTokens, n)
-			f.KVCacheGiB = minF(f.KVCacheGiB, round2(k+v))
-		}
-	} else if mm := fpSGLPoolMLA.FindStringSubmatch(m); mm != nil {
-		n, ok := parseInt(mm[1])
-		kv, err := strconv.ParseFloat(mm[2], 64)
-		if ok && err == nil {
-			a.set("sglang")
-			a.sglPoolTokens = minI(a.sglPoolTokens, n)
-			f.KVCacheGiB = minF(f.KVCacheGiB, kv)
-		}
-	}
-	if strings.Contains(m, "max_total_num_tokens=") {
-		if n, ok := int1(fpSGLMaxTotal, m); ok {
-			a.set("sglang")
-			a.sglMaxTotal = minI(a.sglMaxTotal, n)
-		}
-		if n, ok := int1(fpSGLContext, m); ok {
-			a.sglLen = &n
-		}
-		if n, ok := int1(fpSGLRunning, m); ok {
-			f.MaxRunningRequests = minI(f.MaxRunningRequests, n)
-		}
+// found notes that the log holds a measured figure, of the kind whose line
+// is being read.
+func (r *Reading) found() {
+	r.any = true
+	if r.f.Engine == "" {
+		r.f.Engine = r.kind
 	}
 }
 
-func (a *fpAcc) set(engine string) {
-	a.any = true
-	if a.f.Engine == "" {
-		a.f.Engine = engine
+// Weights is the memory the weights took (the largest rank's).
+func (r *Reading) Weights(gib string) {
+	if v, ok := parseFloat(gib); ok {
+		r.found()
+		r.f.WeightsGiB = maxF(r.f.WeightsGiB, v)
 	}
 }
 
-func (a *fpAcc) result() *Footprint {
-	if !a.any {
+// KVCache is the KV cache memory (the smallest rank's); several parts (K
+// and V) are summed, at two decimals.
+func (r *Reading) KVCache(gib ...string) {
+	var sum float64
+	for _, p := range gib {
+		v, ok := parseFloat(p)
+		if !ok {
+			return
+		}
+		sum += v
+	}
+	if len(gib) > 1 {
+		sum = round2(sum)
+	}
+	r.found()
+	r.f.KVCacheGiB = minF(r.f.KVCacheGiB, sum)
+}
+
+// KVTokens is the KV cache's size in tokens (the smallest rank's).
+func (r *Reading) KVTokens(n string, pref int) {
+	if v, ok := parseInt(n); ok {
+		r.found()
+		r.tokens = setPref(r.tokens, pref, func(p *int64) *int64 { return minI(p, v) })
+	}
+}
+
+// GPUBlocks is the KV cache's size in blocks (the smallest rank's).
+func (r *Reading) GPUBlocks(n string) {
+	if v, ok := parseInt(n); ok {
+		r.found()
+		r.f.GPUBlocks = minI(r.f.GPUBlocks, v)
+	}
+}
+
+// MaxConcurrency is how many requests of the full length the KV cache
+// holds (the smallest rank's).
+func (r *Reading) MaxConcurrency(x string) {
+	if v, ok := parseFloat(x); ok {
+		r.found()
+		r.f.MaxConcurrency = minF(r.f.MaxConcurrency, v)
+	}
+}
+
+// CUDAGraph is the memory CUDA graphs took (the largest rank's).
+func (r *Reading) CUDAGraph(gib string) {
+	if v, ok := parseFloat(gib); ok {
+		r.found()
+		r.f.CUDAGraphGiB = maxF(r.f.CUDAGraphGiB, v)
+	}
+}
+
+// MaxModelLen is the context length the engine serves (the last one
+// logged). A configuration figure: alone it is no footprint.
+func (r *Reading) MaxModelLen(n string, pref int) {
+	if v, ok := parseInt(n); ok {
+		r.modelLen = setPref(r.modelLen, pref, func(*int64) *int64 { return &v })
+	}
+}
+
+// MaxRunningRequests is the engine's cap on concurrent requests (the
+// smallest rank's). A configuration figure: alone it is no footprint.
+func (r *Reading) MaxRunningRequests(n string) {
+	if v, ok := parseInt(n); ok {
+		r.f.MaxRunningRequests = minI(r.f.MaxRunningRequests, v)
+	}
+}
+
+func setPref(s []*int64, pref int, f func(*int64) *int64) []*int64 {
+	pref = max(pref, 0)
+	for len(s) <= pref {
+		s = append(s, nil)
+	}
+	s[pref] = f(s[pref])
+	return s
+}
+
+// best is the figure of the lowest pref seen.
+func best(s []*int64) *int64 {
+	for _, p := range s {
+		if p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+func (r *Reading) result() *Footprint {
+	if !r.any {
 		return nil
 	}
-	f := a.f
-	if f.KVTokens == nil {
-		// The scheduler's figure is the one SGLang serves with.
-		if a.sglMaxTotal != nil {
-			f.KVTokens = a.sglMaxTotal
-		} else {
-			f.KVTokens = a.sglPoolTokens
-		}
-	}
-	switch {
-	case a.vllmMaxLen != nil:
-		f.MaxModelLen = a.vllmMaxLen
-	case a.sglLen != nil:
-		f.MaxModelLen = a.sglLen
-	case a.seqLen != nil:
-		f.MaxModelLen = a.seqLen
-	}
+	f := r.f
+	f.KVTokens = best(r.tokens)
+	f.MaxModelLen = best(r.modelLen)
 	return &f
 }
 
-// fpFloat is a pattern whose first group is a figure, and the engine that
-// logs it.
-type fpFloat struct {
-	re     *regexp.Regexp
-	engine string
-}
-
-// The patterns of one figure, in the order they are tried.
-var (
-	fpWeights = []fpFloat{{fpWeightsV1, "vllm"}, {fpWeightsV0, "vllm"}, {fpWeightsSGL, "sglang"}}
-	fpKVCache = []fpFloat{{fpKVAvail, "vllm"}, {fpKVRest, "vllm"}, {fpKVSizeV0, "vllm"}}
-	fpGraph   = []fpFloat{{fpGraphV1, "vllm"}, {fpSGLGraph, "sglang"}}
-)
-
-// first returns the figure of the first of pats that m matches, noting its
-// engine.
-func (a *fpAcc) first(m string, pats []fpFloat) (float64, bool) {
-	for _, p := range pats {
-		if v, ok := float1(p.re, m); ok {
-			a.set(p.engine)
-			return v, true
-		}
-	}
-	return 0, false
-}
-
-// int1 returns re's first group in s as an integer.
-func int1(re *regexp.Regexp, s string) (int64, bool) {
-	m := re.FindStringSubmatch(s)
-	if m == nil {
-		return 0, false
-	}
-	return parseInt(m[1])
-}
-
-func float1(re *regexp.Regexp, s string) (float64, bool) {
-	m := re.FindStringSubmatch(s)
-	if m == nil {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(m[1], 64)
+func parseFloat(s string) (float64, bool) {
+	v, err := strconv.ParseFloat(s, 64)
 	return v, err == nil
 }
 

@@ -1,4 +1,4 @@
-package logdiag
+package logdiag_test
 
 import (
 	"os"

@@ -1,7 +1,9 @@
-// Package logdiag reads an inference engine's log (vLLM V0 and V1, SGLang;
-// plain, multiprocess-prefixed or docker-compose-prefixed) and names the
-// cause of a failed start, or extracts the memory footprint of a successful
-// one. It never fails: a log it does not understand is "unknown".
+// Package logdiag reads an inference engine's log (plain,
+// multiprocess-prefixed or docker-compose-prefixed) and names the cause of a
+// failed start, or extracts the memory footprint of a successful one. It
+// never fails: a log it does not understand is "unknown". It holds the
+// machinery and the rules every engine shares; each engine kind adds its own
+// lines (Rules, supplied by engine.Kind: vLLM V0 and V1, SGLang).
 package logdiag
 
 import (
@@ -31,20 +33,20 @@ type Diagnosis struct {
 // consequences: the earliest recognised line of the last launch wins, and a
 // CUDA out-of-memory error is placed by what the engine was doing when it
 // was raised. It says unknown rather than guess.
-func Classify(log []byte) Diagnosis {
+func (c *Classifier) Classify(log []byte) Diagnosis {
 	t, first := tail(log)
-	return classify(splitLines(t, first))
+	return c.classify(splitLines(t, first))
 }
 
 // ClassifyReader is Classify for a stream: it keeps only the tail in memory
 // and still numbers lines from the start of the stream.
-func ClassifyReader(r io.Reader) (Diagnosis, error) {
+func (c *Classifier) ClassifyReader(r io.Reader) (Diagnosis, error) {
 	t, first, err := readTail(r)
 	if err != nil {
 		return Diagnosis{}, err
 	}
 	t2, first2 := tail(t)
-	return classify(splitLines(t2, first+first2-1)), nil
+	return c.classify(splitLines(t2, first+first2-1)), nil
 }
 
 // readTail reads r to the end, keeping the last TailBytes (from a line
@@ -76,20 +78,20 @@ func readTail(r io.Reader) ([]byte, int, error) {
 
 type hit struct {
 	i    int
-	r    *rule
+	r    *Rule
 	key  string
 	weak bool
 }
 
-func classify(all []line) Diagnosis {
-	lines := lastLaunch(all)
+func (c *Classifier) classify(all []line) Diagnosis {
+	lines := c.lastLaunch(all)
 	var hits []hit
 	for i := range lines {
-		r, key := match(&lines[i])
+		r, key := c.match(&lines[i])
 		if r == nil {
 			continue
 		}
-		weak := r.weak
+		weak := r.Weak
 		switch lines[i].level {
 		case "INFO", "DEBUG", "WARNING":
 			// A warning or a retried condition ("port in use, trying the
@@ -99,10 +101,10 @@ func classify(all []line) Diagnosis {
 		hits = append(hits, hit{i: i, r: r, key: key, weak: weak})
 	}
 	var d Diagnosis
-	if h := pickRoot(hits); h != nil && !(h.weak && unexplainedAfter(lines, h.i)) {
-		d = diagnose(lines, *h)
+	if h := pickRoot(hits); h != nil && !(h.weak && c.unexplainedAfter(lines, h.i)) {
+		d = c.diagnose(lines, *h)
 	} else {
-		d = unknown(lines)
+		d = c.unknown(lines)
 	}
 	// JSON readers get [] rather than null.
 	if d.Evidence == nil {
@@ -112,9 +114,9 @@ func classify(all []line) Diagnosis {
 }
 
 // lastLaunch returns the lines from the last launch banner on.
-func lastLaunch(lines []line) []line {
+func (c *Classifier) lastLaunch(lines []line) []line {
 	for i := len(lines) - 1; i > 0; i-- {
-		if containsAny(lines[i].msg, startKeys) {
+		if containsAny(lines[i].msg, c.starts) {
 			return lines[i:]
 		}
 	}
@@ -132,16 +134,16 @@ var reRaised = regexp.MustCompile(`^(?:[A-Za-z_][\w.]*(?:Error|Exception)(?:\([\
 // recognises and that is not a consequence of an earlier failure: a weak
 // hint (a warning, a generic validation error) is then not the cause, and
 // "unknown" is the honest answer.
-func unexplainedAfter(lines []line, i int) bool {
+func (c *Classifier) unexplainedAfter(lines []line, i int) bool {
 	for j := i + 1; j < len(lines); j++ {
 		m := lines[j].msg
 		if isCodeLine(m) && !strings.HasPrefix(strings.TrimLeft(m, " "), "Value error, ") {
 			continue
 		}
-		if !reRaised.MatchString(m) || containsAny(m, consequenceKeys) {
+		if !reRaised.MatchString(m) || containsAny(m, c.consequence) {
 			continue
 		}
-		if r, _ := match(&lines[j]); r == nil {
+		if r, _ := c.match(&lines[j]); r == nil {
 			return true
 		}
 	}
@@ -156,7 +158,7 @@ func pickRoot(hits []hit) *hit {
 			if h.weak != weak {
 				continue
 			}
-			if !h.r.secondary {
+			if !h.r.Secondary {
 				return h
 			}
 			if first == nil {
@@ -170,9 +172,9 @@ func pickRoot(hits []hit) *hit {
 	return nil
 }
 
-func diagnose(lines []line, h hit) Diagnosis {
+func (c *Classifier) diagnose(lines []line, h hit) Diagnosis {
 	root := lines[h.i]
-	class := h.r.class
+	class := h.r.Class
 	ctx := -1
 	var p phase
 	if class == classOOM {
@@ -190,7 +192,7 @@ func diagnose(lines []line, h hit) Diagnosis {
 		case phaseNone:
 			// Nothing tells the stage: "unknown" with the line, rather than a
 			// guess at the weights.
-			d := unknown(lines)
+			d := c.unknown(lines)
 			d.Summary = "CUDA ran out of memory" + oomDetail(root.msg) + "; the log does not show at which stage of the start, so roofline names no cause."
 			d.Cause = "The out-of-memory error is there, but no progress line or traceback frame says whether the weights, the profile run, the KV cache or the CUDA graphs ran out."
 			d.Action = "Read the lines before it in `roofline logs`, check `roofline gpu` for other processes and compare with " + vramCmd + "."
@@ -198,7 +200,7 @@ func diagnose(lines []line, h hit) Diagnosis {
 			addEvidence(&d, lines, h.i, h.key)
 			return d
 		default:
-			d := unknown(lines)
+			d := c.unknown(lines)
 			d.Summary = "CUDA ran out of memory while " + p.String() + oomDetail(root.msg) +
 				"; roofline has no class for an out-of-memory error at this stage."
 			d.Cause = "The weights were loaded; what ran out is the activation peak, the KV cache allocation or a later allocation, often because another process took GPU memory meanwhile."
@@ -212,11 +214,8 @@ func diagnose(lines []line, h hit) Diagnosis {
 	info := Info(class)
 	d := Diagnosis{Class: class, Title: info.Title, Cause: info.Cause, Action: info.Action}
 	d.Summary = summarize(class, root.msg)
-	switch class {
-	case KVTooSmall, NoKVMemory:
-		ctx = lastBefore(lines, h.i, "Available KV cache memory", "reserved for KV Cache is", "# GPU blocks")
-	case SGLangMemFraction:
-		ctx = lastBefore(lines, h.i, "Load weight end")
+	if len(h.r.Context) > 0 {
+		ctx = lastBefore(lines, h.i, h.r.Context...)
 	}
 	if ctx > h.i { // a progress bar flushed after the error
 		addEvidence(&d, lines, h.i, h.key)
@@ -247,7 +246,7 @@ func addEvidence(d *Diagnosis, lines []line, i int, key string) {
 
 // unknown builds the diagnosis for a log with no recognised cause: the
 // evidence is the last error-looking lines.
-func unknown(lines []line) Diagnosis {
+func (c *Classifier) unknown(lines []line) Diagnosis {
 	info := Info(Unknown)
 	d := Diagnosis{Class: Unknown, Title: info.Title, Cause: info.Cause, Action: info.Action}
 	var idx []int
@@ -263,7 +262,7 @@ func unknown(lines []line) Diagnosis {
 	}
 	failed := false
 	for i := range lines {
-		if containsAny(lines[i].msg, consequenceKeys) {
+		if containsAny(lines[i].msg, c.consequence) {
 			failed = true
 			break
 		}

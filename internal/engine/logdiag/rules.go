@@ -2,23 +2,90 @@ package logdiag
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
-// rule recognises one log line of a class. Texts are quoted from the engines'
-// sources and from public issue threads (see engines.md §8).
-type rule struct {
-	class string
-	// keys: the message must contain one of them. Cheap, so most lines are
+// Rule recognises one log line of a failure class. Texts are quoted from
+// the engines' sources and from public issue threads (see engines.md §8).
+// The rules every engine shares are here (argparse, ports, model files,
+// CUDA, NCCL, out of memory); an engine kind adds its own (Rules).
+type Rule struct {
+	Class string
+	// Keys: the message must contain one of them. Cheap, so most lines are
 	// rejected without running a regexp.
-	keys []string
-	re   *regexp.Regexp // when set, must also match
-	// weak rules are hints (warnings, consequences that usually have a cause
+	Keys []string
+	Re   *regexp.Regexp // when set, must also match
+	// Weak rules are hints (warnings, consequences that usually have a cause
 	// printed elsewhere): used only when no strong rule matched.
-	weak bool
-	// secondary classes are often the echo of another rank's failure (a rank
+	Weak bool
+	// Secondary classes are often the echo of another rank's failure (a rank
 	// that dies makes NCCL fail on the others): any other strong match wins.
-	secondary bool
+	Secondary bool
+	// Context: the last line before the matched one that holds one of these
+	// is shown too (the KV cache the engine found, the weights it loaded).
+	Context []string
+}
+
+// Rules are what one engine kind's logs add to the shared rules.
+type Rules struct {
+	// Kind names the engine in Footprint.Engine.
+	Kind string
+	// Failures are the kind's own failure lines.
+	Failures []Rule
+	// Starts are printed once at the beginning of each launch; a log that
+	// holds several launches is classified from the last one.
+	Starts []string
+	// Consequences mark the end of a failed start without naming its cause.
+	Consequences []string
+	// Footprint reads the memory figures of a start.
+	Footprint []FootprintLine
+}
+
+// Classifier classifies logs with the shared rules and those of some engine
+// kinds (engine.Kind builds one per kind, and one of every kind for a log
+// whose engine is not known).
+type Classifier struct {
+	rules               []Rule
+	starts, consequence []string
+	footprint           []kindLine
+	footprintHints      [][]byte
+}
+
+// New returns the classifier of the shared rules and of kinds' rules, tried
+// in the order the shared table gives their classes (argument parsing
+// first, the out-of-memory catch-all last), shared rules first within one.
+func New(kinds ...Rules) *Classifier {
+	c := &Classifier{rules: slices.Clone(shared)}
+	for _, k := range kinds {
+		c.rules = append(c.rules, k.Failures...)
+		c.starts = append(c.starts, k.Starts...)
+		c.consequence = append(c.consequence, k.Consequences...)
+		for _, f := range k.Footprint {
+			c.footprint = append(c.footprint, kindLine{k.Kind, f})
+		}
+	}
+	slices.SortStableFunc(c.rules, func(a, b Rule) int { return rank(a.Class) - rank(b.Class) })
+	for _, s := range c.starts {
+		c.footprintHints = append(c.footprintHints, []byte(s))
+	}
+	for _, f := range c.footprint {
+		c.footprintHints = append(c.footprintHints, []byte(f.Hint))
+	}
+	return c
+}
+
+// order is the order in which rules of each class are tried: nothing runs
+// after argument parsing fails, and an out-of-memory error is often the
+// consequence of a cause printed with it. A class not listed comes last.
+var order = []string{BadFlag, KVTooSmall, NoKVMemory, FreeMemBelowUtil, SGLangMemFraction, PortInUse,
+	MissingFiles, UnsupportedArch, DriverMismatch, NCCLError, classOOM}
+
+func rank(class string) int {
+	if i := slices.Index(order, class); i >= 0 {
+		return i
+	}
+	return len(order)
 }
 
 // classOOM is the internal class of a CUDA out-of-memory line: what the log
@@ -26,80 +93,59 @@ type rule struct {
 // unknown.
 const classOOM = "oom"
 
-var rules = []rule{
+// shared are the rules of messages every engine prints: Python's argparse,
+// the socket layer, Hugging Face and safetensors, CUDA, torch and NCCL.
+var shared = []Rule{
 	// Argument parsing comes first: nothing else runs after it fails.
-	{class: BadFlag, keys: []string{": error: "}, re: regexp.MustCompile(`: error: (?:unrecognized arguments|argument |the following arguments are required|ambiguous option|unrecognized|invalid choice)`)},
-	{class: BadFlag, keys: []string{"invalid tool call parser", "invalid reasoning parser"}},
-	{class: BadFlag, keys: []string{"User-specified max_model_len", "User-specified context_length"}},
-	{class: BadFlag, keys: []string{"requires --tool-call-parser", "is smaller than max_model_len"}},
-	{class: BadFlag, keys: []string{"validation error for "}, re: regexp.MustCompile(`validation error for \w*(?:Config|Args)\b`), weak: true},
+	{Class: BadFlag, Keys: []string{": error: "}, Re: regexp.MustCompile(`: error: (?:unrecognized arguments|argument |the following arguments are required|ambiguous option|unrecognized|invalid choice)`)},
 
-	{class: KVTooSmall, keys: []string{"To serve at least one request with the model"}},
-	{class: KVTooSmall, keys: []string{"is larger than the maximum number of tokens that can be stored in KV cache"}},
-	{class: NoKVMemory, keys: []string{"No available memory for the cache blocks"}},
-	{class: FreeMemBelowUtil, keys: []string{"on startup is less than desired GPU memory utilization", "The memory capacity is unbalanced", "Error in memory profiling. Initial free memory"}},
-	{class: SGLangMemFraction, keys: []string{"Please try to increase --mem-fraction-static", "leave no GPU memory for the KV cache"}},
+	{Class: PortInUse, Keys: []string{"Address already in use", "address already in use", "EADDRINUSE", "[Errno 98]"}},
 
-	{class: PortInUse, keys: []string{"Address already in use", "address already in use", "EADDRINUSE", "[Errno 98]", "Port is already in use"}},
-
-	{class: MissingFiles, keys: []string{
-		"Invalid repository ID or local directory", "does not appear to have a file named",
-		"Could not detect config format", "Cannot find any model weights", "Can't load tokenizer",
+	{Class: MissingFiles, Keys: []string{
+		"does not appear to have a file named", "Cannot find any model weights", "Can't load tokenizer",
 		"Can't load the configuration of", "is not a local folder and is not a valid model identifier",
 		"couldn't connect to 'https://huggingface.co'", "outgoing traffic has been disabled",
 		"SafetensorError", "HFValidationError", "Repo id must be in the form", "MetadataIncompleteBuffer",
 		"incomplete metadata, file not fully covered",
 	}},
-	{class: MissingFiles, keys: []string{"No such file or directory"}, re: regexp.MustCompile(`No such file or directory: '[^']*(?:\.json|\.safetensors|\.bin|\.pt|\.pth|\.model|\.tiktoken|\.gguf|tokenizer[^'/]*)'`)},
+	{Class: MissingFiles, Keys: []string{"No such file or directory"}, Re: regexp.MustCompile(`No such file or directory: '[^']*(?:\.json|\.safetensors|\.bin|\.pt|\.pth|\.model|\.tiktoken|\.gguf|tokenizer[^'/]*)'`)},
 
-	{class: UnsupportedArch, keys: []string{"are not supported for now", "is not supported for now", "was supported in vLLM until", "does not recognize this architecture"}},
-	{class: UnsupportedArch, keys: []string{"failed to be inspected"}, weak: true},
+	{Class: UnsupportedArch, Keys: []string{"does not recognize this architecture"}},
 
-	{class: DriverMismatch, keys: []string{
+	{Class: DriverMismatch, Keys: []string{
 		"no kernel image is available", "CUDA driver version is insufficient", "driver on your system is too old",
 		"Found no NVIDIA driver", "forward compatibility was attempted on non supported HW",
 		"unsupported display driver / cuda driver combination", "unsupported PTX version",
 		"cudaErrorUnsupportedPtxVersion", "cudaErrorNoKernelImageForDevice", "cudaErrorInsufficientDriver",
 	}},
-	{class: DriverMismatch, keys: []string{"undefined symbol"}, re: regexp.MustCompile(`(?:ImportError|OSError).*undefined symbol`)},
-	{class: DriverMismatch, keys: []string{"cannot open shared object file"}, re: regexp.MustCompile(`lib(?:cuda|cudart|cublas|nvidia-ml|nccl)[\w.\-]*: cannot open shared object file`)},
-	{class: DriverMismatch, keys: []string{"is not compatible with the current PyTorch installation"}, weak: true},
+	{Class: DriverMismatch, Keys: []string{"undefined symbol"}, Re: regexp.MustCompile(`(?:ImportError|OSError).*undefined symbol`)},
+	{Class: DriverMismatch, Keys: []string{"cannot open shared object file"}, Re: regexp.MustCompile(`lib(?:cuda|cudart|cublas|nvidia-ml|nccl)[\w.\-]*: cannot open shared object file`)},
+	{Class: DriverMismatch, Keys: []string{"is not compatible with the current PyTorch installation"}, Weak: true},
 
-	{class: NCCLError, secondary: true, keys: []string{
+	{Class: NCCLError, Secondary: true, Keys: []string{
 		"NCCL error", "ncclSystemError", "ncclUnhandledCudaError", "ncclInternalError", "ncclInvalidUsage",
 		"ncclRemoteError", "ncclInvalidArgument", "Watchdog caught collective operation timeout", "DistStoreError",
 	}},
-	{class: NCCLError, keys: []string{"NCCL WARN"}, weak: true},
+	{Class: NCCLError, Keys: []string{"NCCL WARN"}, Weak: true},
 
-	{class: classOOM, keys: []string{
+	{Class: classOOM, Keys: []string{
 		"CUDA out of memory", "OutOfMemoryError", "CUDA error: out of memory", "CUDA driver error: out of memory",
 		"cudaErrorMemoryAllocation", "CUBLAS_STATUS_ALLOC_FAILED",
 	}},
 }
 
-// consequenceKeys mark the end of a failed start without naming its cause.
-var consequenceKeys = []string{
-	"Engine core initialization failed", "EngineCore failed to start", "Received sigquit from a child process",
-	"Scheduler hit an exception", "WorkerProc failed to start", "WorkerProc initialization failed",
-	"Worker failed with error", "Exception in worker",
-}
-
-// startKeys are printed once at the beginning of each launch; a log that
-// holds several launches is classified from the last one.
-var startKeys = []string{"vLLM API server version", "server_args=ServerArgs("}
-
 // match returns the first rule that matches l, or nil.
-func match(l *line) (*rule, string) {
+func (c *Classifier) match(l *line) (*Rule, string) {
 	m := l.msg
 	// Source lines of traceback frames quote the code that raised, which may
 	// hold the very message a rule looks for; the message itself follows.
 	if isCodeLine(m) {
 		return nil, ""
 	}
-	for i := range rules {
-		r := &rules[i]
+	for i := range c.rules {
+		r := &c.rules[i]
 		key := ""
-		for _, k := range r.keys {
+		for _, k := range r.Keys {
 			if strings.Contains(m, k) {
 				key = k
 				break
@@ -108,8 +154,8 @@ func match(l *line) (*rule, string) {
 		if key == "" {
 			continue
 		}
-		if r.re != nil {
-			loc := r.re.FindStringIndex(m)
+		if r.Re != nil {
+			loc := r.Re.FindStringIndex(m)
 			if loc == nil {
 				continue
 			}

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/roofline/roofline/internal/engine/logdiag"
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/kube"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,7 +88,7 @@ func (c *Client) classify(ctx context.Context, p *corev1.Pod, container string) 
 	if err != nil || len(raw) == 0 {
 		return ""
 	}
-	d := logdiag.Classify(raw)
+	d := engine.LogsOf("").Classify(raw) // the pod does not say its kind: every kind's rules
 	if d.Class == "" || d.Class == "unknown" {
 		return ""
 	}

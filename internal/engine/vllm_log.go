@@ -1,0 +1,71 @@
+package engine
+
+import (
+	"regexp"
+
+	"github.com/roofline/roofline/internal/engine/kinds"
+	"github.com/roofline/roofline/internal/engine/logdiag"
+)
+
+// vllmLogs are the lines of vLLM's own log (V0 and V1) that name a failed
+// start's cause or a start's memory figures; texts quoted from vLLM's
+// sources and public issue threads (engines.md §8, vram.md §2.5). What every
+// engine prints (argparse, CUDA, NCCL, Hugging Face) is logdiag's.
+var vllmLogs = logdiag.Rules{
+	Kind: kinds.VLLM,
+	Failures: []logdiag.Rule{
+		{Class: logdiag.BadFlag, Keys: []string{"invalid tool call parser", "invalid reasoning parser"}},
+		{Class: logdiag.BadFlag, Keys: []string{"User-specified max_model_len"}},
+		{Class: logdiag.BadFlag, Keys: []string{"requires --tool-call-parser", "is smaller than max_model_len"}},
+		{Class: logdiag.BadFlag, Keys: []string{"validation error for "}, Re: regexp.MustCompile(`validation error for \w*(?:Config|Args)\b`), Weak: true},
+
+		{Class: logdiag.KVTooSmall, Keys: []string{"To serve at least one request with the model"}, Context: vllmKVContext},
+		{Class: logdiag.KVTooSmall, Keys: []string{"is larger than the maximum number of tokens that can be stored in KV cache"}, Context: vllmKVContext},
+		{Class: logdiag.NoKVMemory, Keys: []string{"No available memory for the cache blocks"}, Context: vllmKVContext},
+		{Class: logdiag.FreeMemBelowUtil, Keys: []string{"on startup is less than desired GPU memory utilization", "Error in memory profiling. Initial free memory"}},
+
+		{Class: logdiag.MissingFiles, Keys: []string{"Invalid repository ID or local directory", "Could not detect config format"}},
+
+		{Class: logdiag.UnsupportedArch, Keys: []string{"are not supported for now", "is not supported for now", "was supported in vLLM until"}},
+		{Class: logdiag.UnsupportedArch, Keys: []string{"failed to be inspected"}, Weak: true},
+	},
+	Starts: []string{"vLLM API server version"},
+	Consequences: []string{
+		"Engine core initialization failed", "EngineCore failed to start", "WorkerProc failed to start",
+		"WorkerProc initialization failed", "Worker failed with error", "Exception in worker",
+	},
+	Footprint: []logdiag.FootprintLine{
+		{Hint: "Model loading took", Re: regexp.MustCompile(`Model loading took ([\d.]+) ?(?:GiB|GB)`),
+			Read: func(r *logdiag.Reading, m []string) { r.Weights(m[1]) }},
+		{Hint: "Loading model weights took", Re: regexp.MustCompile(`Loading model weights took ([\d.]+) ?(?:GiB|GB)`),
+			Read: func(r *logdiag.Reading, m []string) { r.Weights(m[1]) }},
+		// V1; V0 logs "the rest of the memory reserved for KV Cache is X GiB"
+		// or "kv_cache_size=X GiB".
+		{Hint: "Available KV cache memory", Re: regexp.MustCompile(`Available KV cache memory: (-?[\d.]+) ?GiB`),
+			Read: func(r *logdiag.Reading, m []string) { r.KVCache(m[1]) }},
+		{Hint: "reserved for KV Cache is", Re: regexp.MustCompile(`reserved for KV Cache is (-?[\d.]+) ?GiB`),
+			Read: func(r *logdiag.Reading, m []string) { r.KVCache(m[1]) }},
+		{Hint: "kv_cache_size=", Re: regexp.MustCompile(`kv_cache_size=(-?[\d.]+) ?GiB`),
+			Read: func(r *logdiag.Reading, m []string) { r.KVCache(m[1]) }},
+		{Hint: "GPU KV cache size", Re: regexp.MustCompile(`GPU KV cache size: ([\d,]+) tokens`),
+			Read: func(r *logdiag.Reading, m []string) { r.KVTokens(m[1], 0) }},
+		{Hint: "Maximum concurrency", Re: regexp.MustCompile(`Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x`),
+			Read: func(r *logdiag.Reading, m []string) {
+				r.MaxConcurrency(m[2])
+				r.MaxModelLen(m[1], 0)
+			}},
+		// V0 logs blocks only: tokens are blocks × block size, which the log
+		// does not say.
+		{Hint: "blocks:", Re: regexp.MustCompile(`# (?:GPU|cuda) blocks: (\d+)`),
+			Read: func(r *logdiag.Reading, m []string) { r.GPUBlocks(m[1]) }},
+		// The engine config line: the length when no concurrency line says.
+		{Hint: "max_seq_len=", Re: regexp.MustCompile(`max_seq_len=(\d+)`),
+			Read: func(r *logdiag.Reading, m []string) { r.MaxModelLen(m[1], 1) }},
+		{Hint: "Graph capturing finished", Re: regexp.MustCompile(`Graph capturing finished in [\d.]+ secs?, took (-?[\d.]+) ?GiB`),
+			Read: func(r *logdiag.Reading, m []string) { r.CUDAGraph(m[1]) }},
+	},
+}
+
+// vllmKVContext: a KV cache failure shows the engine's measure of the
+// memory left for it.
+var vllmKVContext = []string{"Available KV cache memory", "reserved for KV Cache is", "# GPU blocks"}
