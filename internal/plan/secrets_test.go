@@ -334,3 +334,55 @@ func TestReadHostSecret(t *testing.T) {
 		t.Errorf("a file over %d bytes: %v", maxHostSecret, err)
 	}
 }
+
+// TestAPIKeyFileStaysOutOfPlanFile: plan reads an api_key_file (to see a
+// rotated key against the state's salted hash), and the key it read
+// reaches neither the plan file nor any rendering: the file holds the path,
+// and apply reads the key again.
+func TestAPIKeyFileStaysOutOfPlanFile(t *testing.T) {
+	keyFile := filepath.Join(t.TempDir(), "key")
+	const key = "sk-from-a-file-0003"
+	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hostReaders = true
+	defer func() { hostReaders = false }()
+	p := run(t, tc{hcl: `
+server "qwen" {
+  engine       = engine.vllm_016
+  model        = model.qwen
+  gpus         = [0]
+  port         = 8000
+  api_key_file = "` + keyFile + `"
+}
+`})
+	if p.HasErrors() {
+		t.Fatalf("plan errors: %v", p.Diagnostics)
+	}
+	if !p.Secrets.Is(key) {
+		t.Fatal("plan did not read the key file: this test no longer covers the key it read")
+	}
+	path := filepath.Join(t.TempDir(), "plan.out")
+	if err := Save(path, p, testKey); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	var out bytes.Buffer
+	RenderHuman(&out, p.ToJSON(), func(s string) string { return s })
+	WriteJSON(&out, p.ToJSON())
+	for what, b := range map[string][]byte{"the plan file": raw, "the human plan and plan -json": out.Bytes()} {
+		if bytes.Contains(b, []byte(key)) {
+			t.Errorf("%s holds the key read from api_key_file:\n%s", what, b)
+		}
+	}
+	if !bytes.Contains(raw, []byte(keyFile)) {
+		t.Errorf("the plan file lacks the key file's path, which apply reads:\n%s", raw)
+	}
+	back, err := Load(path, testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := back.Change("qwen").After; d.APIKey != "" || d.APIKeyFile != keyFile || !d.Keyed {
+		t.Errorf("read back: key %q, file %q, keyed %v", d.APIKey, d.APIKeyFile, d.Keyed)
+	}
+}
