@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"io"
-	"os"
 
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/views"
@@ -47,19 +46,17 @@ func runFmt(m *Meta, args []string) int {
 	view := views.NewFmt(m.view())
 	changed, failed := 0, false
 	for _, f := range files {
-		src, err := os.ReadFile(f)
-		if err != nil {
+		src, out, diags, err := config.FormatFile(f)
+		switch {
+		case err != nil:
 			m.view().Errorf("%v", err)
 			failed = true
 			continue
-		}
-		out, diags := config.Format(src, f)
-		if diags.HasErrors() {
+		case diags.HasErrors():
 			view.SyntaxErrors(f, src, diags)
 			failed = true
 			continue
-		}
-		if bytes.Equal(src, out) {
+		case bytes.Equal(src, out):
 			continue
 		}
 		changed++

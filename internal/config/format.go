@@ -63,6 +63,17 @@ func Format(src []byte, filename string) ([]byte, hcl.Diagnostics) {
 	return hclwrite.Format(src), nil
 }
 
+// FormatFile reads the configuration file at path as the loader does
+// (bounded; a FIFO or device is refused, not waited on) and formats it:
+// src as read, and out nil when it has syntax errors (Format).
+func FormatFile(path string) (src, out []byte, diags hcl.Diagnostics, err error) {
+	if src, err = fsx.ReadFile(path, maxFileSize); err != nil {
+		return nil, nil, nil, err
+	}
+	out, diags = Format(src, path)
+	return src, out, diags, nil
+}
+
 // Rewrite replaces the configuration file at path with data (fsx.WriteFile:
 // an interrupted write never leaves half a file), keeping its permissions.
 // A file that is a symlink (a dotfiles checkout) is rewritten where it

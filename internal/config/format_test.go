@@ -4,7 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
+
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 func TestFormat(t *testing.T) {
@@ -63,5 +66,25 @@ func TestFormatFiles(t *testing.T) {
 	}
 	if _, err := FormatFiles([]string{filepath.Join(dir, "missing")}, false); err == nil {
 		t.Error("a missing target is no error")
+	}
+}
+
+// TestFormatFile: a file is read and formatted; a FIFO is refused, not
+// waited on (roofline fmt NAME of one would hang), as the loader refuses it.
+func TestFormatFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "main.hcl")
+	if err := os.WriteFile(path, []byte("a=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if src, out, diags, err := FormatFile(path); err != nil || diags.HasErrors() || string(src) != "a=1\n" || string(out) != "a = 1\n" {
+		t.Errorf("FormatFile = %q, %q, %v, %v", src, out, diags, err)
+	}
+	fifo := filepath.Join(dir, "fifo.hcl")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := FormatFile(fifo); !fsx.IsNotRegular(err) {
+		t.Errorf("a FIFO: %v", err)
 	}
 }
