@@ -173,13 +173,13 @@ func loadSavedPlan(m *Meta, o *planOptions, path string) (*plan.Plan, *backend, 
 	if !setVars(m, "apply", *o.vars) {
 		return nil, nil, nil, nil, false
 	}
-	b, st, unlock, ok := openLocked(m, "apply", o.lockTimeout)
+	b, st, unlock, ok := openLocked(m, "apply", o.lockTimeout, false)
 	if !ok {
 		return nil, nil, nil, nil, false
 	}
 	p, err := plan.OpenSaved(context.Background(), path, plan.Saved{
 		Keys: b.states, State: st, GPUs: b.inventory(o.inventory), Config: b.cfg,
-		Engines: prober{self: b.self, cacheDir: stateProbeDir(b)},
+		Engines: b.prober(false),
 	})
 	if err != nil {
 		unlock()

@@ -39,12 +39,7 @@ func openBackend(m *Meta) (*backend, bool) {
 	if !ok {
 		return nil, false
 	}
-	b, err := newBackend(m, cfg)
-	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
-		return nil, false
-	}
-	return b, true
+	return newBackend(cfg), true
 }
 
 // openStateFile opens the backend and reads the state (no lock: for reading).
@@ -59,13 +54,15 @@ func openStateFile(m *Meta) (*backend, *state.File, bool) {
 
 // openLocked opens the backend for an operation that may change the state:
 // the engine executable, the state lock (waiting up to timeout) and the
-// state. unlock releases the lock.
-func openLocked(m *Meta, op string, timeout time.Duration) (b *backend, st *state.File, unlock func(), ok bool) {
+// state. unlock releases the lock. shared takes the lock for a command that
+// only reads the state (plan): other readers share it and it writes
+// nothing, so that it works on a read-only state directory.
+func openLocked(m *Meta, op string, timeout time.Duration, shared bool) (b *backend, st *state.File, unlock func(), ok bool) {
 	b, ok = openBackend(m)
 	if !ok || !b.needSelf(m) {
 		return nil, nil, nil, false
 	}
-	if unlock, ok = b.lock(m, op, timeout); !ok {
+	if unlock, ok = b.lock(m, op, timeout, shared); !ok {
 		return nil, nil, nil, false
 	}
 	if st, ok = b.readState(m); !ok {
@@ -75,29 +72,9 @@ func openLocked(m *Meta, op string, timeout time.Duration) (b *backend, st *stat
 	return b, st, unlock, true
 }
 
-// openShared opens the backend for a command that only reads the state
-// (plan): the engine executable and a shared lock, which other readers
-// share and which writes nothing, so that it works on a read-only state
-// directory. unlock releases it.
-func openShared(m *Meta, op string, timeout time.Duration) (b *backend, st *state.File, unlock func(), ok bool) {
-	b, ok = openBackend(m)
-	if !ok || !b.needSelf(m) {
-		return nil, nil, nil, false
-	}
-	if unlock, ok = b.lockWith(m, op, timeout, true); !ok {
-		return nil, nil, nil, false
-	}
-	if st, ok = b.readState(m); !ok {
-		unlock()
-		return nil, nil, nil, false
-	}
-	return b, st, unlock, true
-}
-
-func newBackend(m *Meta, cfg *config.Config) (*backend, error) {
-	b := &backend{cfg: cfg.HostOnly(), full: cfg, stateDir: stateDir(cfg), drivers: newDrivers()}
-	b.states = state.NewFilesystem(b.stateDir)
-	return b, nil
+func newBackend(cfg *config.Config) *backend {
+	dir := stateDir(cfg)
+	return &backend{cfg: cfg.HostOnly(), full: cfg, stateDir: dir, states: state.NewFilesystem(dir), drivers: newDrivers()}
 }
 
 // proxies brings up the front proxies, from roofline itself (needSelf).
@@ -111,26 +88,20 @@ func (b *backend) needSelf(m *Meta) bool {
 	if b.self != "" {
 		return true
 	}
-	self, err := rehearsalSelf(b.stateDir)
+	// The copy of this roofline binary in the state directory
+	// (rehearsal.InstallSelf). selfExecutable, not os.Executable: a test
+	// that stands in another binary must not have its own test binary
+	// copied and run as the engine (it would run the whole suite again).
+	exe, err := selfExecutable()
 	if err != nil {
+		fmt.Fprintf(m.Err, "Error: cannot find roofline's own executable: %v\n", err)
+		return false
+	}
+	if b.self, err = rehearsal.InstallSelf(exe, b.stateDir); err != nil {
 		fmt.Fprintf(m.Err, "Error: %v\n", err)
 		return false
 	}
-	b.self = self
 	return true
-}
-
-// rehearsalSelf is the copy of this roofline binary in the state
-// directory that engines and proxies run (rehearsal.InstallSelf).
-func rehearsalSelf(stateDir string) (string, error) {
-	// selfExecutable, not os.Executable: a test that stands in another
-	// binary must not have its own test binary copied and run as the
-	// engine (it would run the whole suite again, recursively).
-	exe, err := selfExecutable()
-	if err != nil {
-		return "", fmt.Errorf("cannot find roofline's own executable: %w", err)
-	}
-	return rehearsal.InstallSelf(exe, stateDir)
 }
 
 // inventory picks the GPU source: -inventory, else the configuration's
@@ -152,7 +123,12 @@ func (b *backend) inventoryPath(flag string) string {
 	return flag
 }
 
-// prober probes engines through the cache in the state directory.
+// prober probes engines through the cache in the state directory
+// (refresh: probe again).
+func (b *backend) prober(refresh bool) prober {
+	return prober{self: b.self, cacheDir: filepath.Join(b.stateDir, "probes"), refresh: refresh}
+}
+
 type prober struct {
 	self     string
 	cacheDir string
@@ -164,13 +140,9 @@ func (p prober) Probe(ctx context.Context, e *config.Engine) (*engine.Installed,
 	return engine.Probe(ctx, e, probeRunner(), p.cacheDir, p.refresh)
 }
 
-// lock takes the state lock for op, waiting up to timeout.
-func (b *backend) lock(m *Meta, op string, timeout time.Duration) (unlock func(), ok bool) {
-	return b.lockWith(m, op, timeout, false)
-}
-
-// lockWith takes the state lock, shared (for reading) or exclusive.
-func (b *backend) lockWith(m *Meta, op string, timeout time.Duration, shared bool) (unlock func(), ok bool) {
+// lock takes the state lock for op, shared (for reading) or exclusive,
+// waiting up to timeout.
+func (b *backend) lock(m *Meta, op string, timeout time.Duration, shared bool) (unlock func(), ok bool) {
 	if m.NoLock {
 		slog.Warn("state lock skipped (-lock=false)", "operation", op)
 		return func() {}, true
@@ -220,7 +192,7 @@ func (b *backend) refresh(ctx context.Context, inventoryFlag string, reprobe boo
 func (b *backend) refresher(inventoryFlag string, reprobe bool) *plan.Refresher {
 	return &plan.Refresher{
 		Inventory: b.inventory(inventoryFlag),
-		Engines:   prober{self: b.self, cacheDir: filepath.Join(b.stateDir, "probes"), refresh: reprobe},
+		Engines:   b.prober(reprobe),
 		Observer:  newObserver(b.drivers, b.stateDir),
 		Ports:     &portChecker{},
 		Journal:   journal.Path(b.stateDir),

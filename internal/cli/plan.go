@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/enginelock"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/views"
@@ -88,12 +89,8 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 		p, st, ok := makeSnapshotPlan(m, o, mode)
 		return p, nil, st, func() {}, ok
 	}
-	open := openLocked
-	if lockOp == "plan" {
-		// plan reads the state and writes nothing: a shared lock.
-		open = openShared
-	}
-	b, st, unlock, ok := open(m, lockOp, o.lockTimeout)
+	// plan reads the state and writes nothing: a shared lock.
+	b, st, unlock, ok := openLocked(m, lockOp, o.lockTimeout, lockOp == "plan")
 	if !ok {
 		return nil, nil, nil, nil, false
 	}
@@ -119,7 +116,8 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 	m.secrets.Add(p.Secrets.Values()...)
 	if !o.review {
 		// A review plan may stand in built-in flag lists for the installs.
-		p.Diagnostics = append(p.Diagnostics, lockDiags(cfg, in.Engines)...)
+		// The probed engines against roofline.lock.hcl.
+		p.Diagnostics = append(p.Diagnostics, enginelock.Check(config.LockFileName, cfg, plan.InstalledOf(in.Engines))...)
 	}
 	if m.diagSink != nil {
 		// Load-time warnings belong to the plan: after it for people, in

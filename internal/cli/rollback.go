@@ -28,7 +28,7 @@ func runRollback(m *Meta, args []string) int {
 		return usageError(m, "rollback", "name one SERVER")
 	}
 	name := strings.TrimPrefix(fs.Arg(0), "server.")
-	b, st, unlock, ok := openLocked(m, "rollback", *lockTimeout)
+	b, st, unlock, ok := openLocked(m, "rollback", *lockTimeout, false)
 	if !ok {
 		return ExitError
 	}

@@ -118,11 +118,7 @@ func runLogs(m *Meta, args []string) int {
 
 // stateServer returns the named server's record, or nil.
 func stateServer(m *Meta, cfg *config.Config, name string) *state.Server {
-	b, err := newBackend(m, cfg)
-	if err != nil {
-		return nil
-	}
-	st, err := b.states.Read()
+	st, err := newBackend(cfg).states.Read()
 	if err != nil || st == nil {
 		return nil
 	}
