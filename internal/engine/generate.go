@@ -235,8 +235,14 @@ func isSecretName(k string) bool {
 // sglang.launch_server").
 func splitEngineArgv(argv []string, recognize Recognizer) (Recognized, error) {
 	if recognize != nil {
-		if r, ok, err := recognize(argv); ok || err != nil {
-			return r, err
+		r, ok, err := recognize(argv)
+		switch {
+		case err != nil:
+			return Recognized{}, err
+		case ok && (Lookup(r.Kind) == nil || r.Is == nil):
+			return Recognized{}, fmt.Errorf("%q is not an engine kind roofline knows: %s", r.Kind, strings.Join(argv, " "))
+		case ok:
+			return r, nil
 		}
 	}
 	for _, k := range registry {

@@ -47,6 +47,12 @@ func TestGenerateRecognizer(t *testing.T) {
 	if src, _, err := GenerateServer(cfg, "s", argv, nil, pass); err != nil || !strings.Contains(string(src), `"/opt/vllm/bin/vllm"`) {
 		t.Errorf("a command line the recognizer leaves: %v\n%s", err, src)
 	}
+	unknown := func([]string) (Recognized, bool, error) {
+		return Recognized{Kind: "tgi", Is: func(*config.Engine) bool { return true }}, true, nil
+	}
+	if _, _, err := GenerateServer(cfg, "s", argv, nil, unknown); err == nil || !strings.Contains(err.Error(), `"tgi" is not an engine kind`) {
+		t.Errorf("a recognizer's unknown kind: %v", err)
+	}
 	fail := func([]string) (Recognized, bool, error) { return Recognized{}, false, fmt.Errorf("bad spec") }
 	if _, _, err := GenerateServer(cfg, "s", argv, nil, fail); err == nil || err.Error() != "bad spec" {
 		t.Errorf("a recognizer's error: %v", err)
