@@ -1,11 +1,6 @@
 package cli
 
 import (
-	"io"
-	"os"
-	"strings"
-
-	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/model"
 	"github.com/roofline/roofline/internal/model/modeltest"
 	"github.com/roofline/roofline/internal/suggest"
@@ -112,23 +107,14 @@ func runModelManifest(m *Meta, args []string) int {
 		}
 		return ExitOK
 	}
-	path := *out
-	if path == "" {
-		path = model.DefaultChecksums(dir)
-	}
-	// Written beside the target and renamed, so an interrupted run never
-	// leaves a partial list that verify would trust.
 	bar, progress := m.view().Progress("hashing", m.ErrTerminal)
-	err := fsx.Write(path, 0o644, func(w io.Writer) error {
-		return model.Manifest(dir, w, progress)
-	})
+	path, n, err := model.WriteManifest(dir, *out, progress)
 	bar.Finish()
 	if err != nil {
 		m.view().Errorf("%v", err)
 		return ExitError
 	}
-	data, _ := os.ReadFile(path)
-	m.view().ModelManifestWritten(strings.Count(string(data), "\n"), path, dir)
+	m.view().ModelManifestWritten(n, path, dir)
 	return ExitOK
 }
 
@@ -180,15 +166,11 @@ func runModelSynth(m *Meta, args []string) int {
 	if err != nil {
 		return usageError(m, "model synth", err.Error())
 	}
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		m.view().Errorf("%s is not empty; synth writes only into a new or empty folder, so that it never overwrites a real model", dir)
-		return ExitError
-	}
 	opts, err := modeltest.SynthOptions(*shards, *layers, *dtype)
 	if err != nil {
 		return usageError(m, "model synth", err.Error())
 	}
-	if err := modeltest.Write(dir, a, opts...); err != nil {
+	if err := modeltest.WriteNew(dir, a, opts...); err != nil {
 		m.view().Errorf("%v", err)
 		return ExitError
 	}

@@ -25,36 +25,36 @@ func init() {
 	})
 }
 
+// vramArgs are the flags that name the model and the GPUs; the engine's
+// settings go straight into the vram.Input.
 type vramArgs struct {
-	modelDir, gpuName, inventory, gpus                   string
-	engine, engineVersion, kvDtype                       string
-	tp, pp, ctx, blockSize, maxSeqs, maxBatched, conc    int
-	gpuGiB, util                                         float64
-	enforceEager, jsonOut                                bool
-	gpuGiBSet, inventorySet, gpuNameSet, gpusSet, ctxSet bool
+	modelDir, gpuName, inventory, gpus           string
+	gpuGiB                                       float64
+	gpuGiBSet, inventorySet, gpuNameSet, gpusSet bool
 }
 
 func runVRAM(m *Meta, args []string) int {
 	var a vramArgs
+	in := vram.Input{}
 	fs := newFlags("vram")
 	fs.StringVar(&a.modelDir, "model", "", "")
-	fs.IntVar(&a.tp, "tp", 1, "")
-	fs.IntVar(&a.pp, "pp", 1, "")
-	fs.IntVar(&a.ctx, "ctx", 0, "")
+	fs.IntVar(&in.TP, "tp", 1, "")
+	fs.IntVar(&in.PP, "pp", 1, "")
+	fs.IntVar(&in.MaxModelLen, "ctx", 0, "")
 	fs.Float64Var(&a.gpuGiB, "gpu-gib", 0, "")
 	fs.StringVar(&a.gpuName, "gpu", "", "")
 	fs.StringVar(&a.inventory, "inventory", "", "")
 	fs.StringVar(&a.gpus, "gpus", "", "")
-	fs.StringVar(&a.engine, "engine", engine.Default().Name, "")
-	fs.StringVar(&a.engineVersion, "engine-version", "", "")
-	fs.Float64Var(&a.util, "util", 0, "")
-	fs.StringVar(&a.kvDtype, "kv-cache-dtype", "auto", "")
-	fs.IntVar(&a.blockSize, "block-size", 0, "")
-	fs.IntVar(&a.maxSeqs, "max-num-seqs", 0, "")
-	fs.IntVar(&a.maxBatched, "max-num-batched-tokens", 0, "")
-	fs.IntVar(&a.conc, "concurrency", 1, "")
-	fs.BoolVar(&a.enforceEager, "enforce-eager", false, "")
-	fs.BoolVar(&a.jsonOut, "json", false, "")
+	fs.StringVar(&in.Engine, "engine", engine.Default().Name, "")
+	fs.StringVar(&in.EngineVersion, "engine-version", "", "")
+	fs.Float64Var(&in.GPUMemoryUtilization, "util", 0, "")
+	fs.StringVar(&in.KVCacheDtype, "kv-cache-dtype", "auto", "")
+	fs.IntVar(&in.BlockSize, "block-size", 0, "")
+	fs.IntVar(&in.MaxNumSeqs, "max-num-seqs", 0, "")
+	fs.IntVar(&in.MaxNumBatchedTokens, "max-num-batched-tokens", 0, "")
+	fs.IntVar(&in.Concurrency, "concurrency", 1, "")
+	fs.BoolVar(&in.EnforceEager, "enforce-eager", false, "")
+	jsonOut := fs.Bool("json", false, "")
 	if !parseFlags(m, fs, args) {
 		return ExitError
 	}
@@ -62,17 +62,17 @@ func runVRAM(m *Meta, args []string) int {
 		return usageError(m, "vram", "unexpected argument "+fs.Arg(0))
 	}
 	a.gpuGiBSet, a.inventorySet, a.gpuNameSet = fs.Changed("gpu-gib"), fs.Changed("inventory"), fs.Changed("gpu")
-	a.gpusSet, a.ctxSet = fs.Changed("gpus"), fs.Changed("ctx")
+	a.gpusSet = fs.Changed("gpus")
 
 	switch {
 	case a.modelDir == "":
 		return usageError(m, "vram", "-model DIR is required: the folder with config.json and the .safetensors files")
-	case a.tp < 1 || a.pp < 1 || a.tp*a.pp > 1024:
-		return usageError(m, "vram", fmt.Sprintf("-tp %d -pp %d: both must be at least 1", a.tp, a.pp))
-	case a.ctxSet && a.ctx < 1:
-		return usageError(m, "vram", fmt.Sprintf("-ctx %d: give the context length in tokens, at least 1", a.ctx))
-	case a.conc < 1:
-		return usageError(m, "vram", fmt.Sprintf("-concurrency %d: give at least 1", a.conc))
+	case in.TP < 1 || in.PP < 1 || in.TP*in.PP > 1024:
+		return usageError(m, "vram", fmt.Sprintf("-tp %d -pp %d: both must be at least 1", in.TP, in.PP))
+	case fs.Changed("ctx") && in.MaxModelLen < 1:
+		return usageError(m, "vram", fmt.Sprintf("-ctx %d: give the context length in tokens, at least 1", in.MaxModelLen))
+	case in.Concurrency < 1:
+		return usageError(m, "vram", fmt.Sprintf("-concurrency %d: give at least 1", in.Concurrency))
 	case countTrue(a.gpuGiBSet, a.gpuNameSet, a.inventorySet) > 1:
 		return usageError(m, "vram", "give one of -gpu-gib, -gpu and -inventory")
 	case a.gpusSet && (a.gpuGiBSet || a.gpuNameSet):
@@ -80,12 +80,12 @@ func runVRAM(m *Meta, args []string) int {
 	case a.gpuGiBSet && (a.gpuGiB <= 0 || a.gpuGiB > 1<<20 || math.IsNaN(a.gpuGiB)):
 		return usageError(m, "vram", fmt.Sprintf("-gpu-gib %v: give the per-GPU memory in GiB, e.g. 79.18 for an H100", a.gpuGiB))
 	}
-	if e := strings.ToLower(a.engine); !kinds.Known(e) {
-		return usageError(m, "vram", fmt.Sprintf("-engine %s: use %s.%s", a.engine, kinds.Or(false), suggest.DidYouMean(e, kinds.Names())))
+	if e := strings.ToLower(in.Engine); !kinds.Known(e) {
+		return usageError(m, "vram", fmt.Sprintf("-engine %s: use %s.%s", in.Engine, kinds.Or(false), suggest.DidYouMean(e, kinds.Names())))
 	}
-	a.engine = strings.ToLower(a.engine)
+	in.Engine = strings.ToLower(in.Engine)
 
-	gpus, err := vramResolveGPUs(&a)
+	gpus, err := vramResolveGPUs(&a, in.TP, in.PP)
 	if err != nil {
 		m.view().Errorf("%v", err)
 		return ExitError
@@ -103,13 +103,8 @@ func runVRAM(m *Meta, args []string) int {
 		return ExitError
 	}
 
-	in := vram.Input{
-		Engine: a.engine, EngineVersion: a.engineVersion, Model: spec,
-		GPUMemoryBytes: gpus.Total, NVMLTotalBytes: gpus.NVML, GPUName: gpus.Name, ComputeCapability: gpus.CC,
-		FreeMemoryBytes: gpus.Free, TP: a.tp, PP: a.pp, MaxModelLen: a.ctx, GPUMemoryUtilization: a.util,
-		KVCacheDtype: a.kvDtype, BlockSize: a.blockSize, MaxNumSeqs: a.maxSeqs, MaxNumBatchedTokens: a.maxBatched,
-		Concurrency: a.conc, EnforceEager: a.enforceEager,
-	}
+	in.Model, in.GPUMemoryBytes, in.NVMLTotalBytes, in.GPUName = spec, gpus.Total, gpus.NVML, gpus.Name
+	in.ComputeCapability, in.FreeMemoryBytes = gpus.CC, gpus.Free
 	res, err := vram.Estimate(in)
 	if err != nil {
 		m.view().Errorf("%v", err)
@@ -119,7 +114,7 @@ func runVRAM(m *Meta, args []string) int {
 	if !res.Fits {
 		code = ExitError
 	}
-	if err := views.NewVRAM(views.TypeOf(a.jsonOut), m.view()).Estimate(views.VRAMEstimate{ModelDir: a.modelDir, Model: &spec, GPUs: &gpus, Problems: problems, Result: res}); err != nil {
+	if err := views.NewVRAM(views.TypeOf(*jsonOut), m.view()).Estimate(views.VRAMEstimate{ModelDir: a.modelDir, Model: &spec, GPUs: &gpus, Problems: problems, Result: res}); err != nil {
 		m.view().Errorf("%v", err)
 		return ExitError
 	}
@@ -137,7 +132,7 @@ func countTrue(bs ...bool) int {
 }
 
 // vramResolveGPUs turns -gpu-gib, -gpu or a snapshot into the GPU facts.
-func vramResolveGPUs(a *vramArgs) (views.VRAMGPUs, error) {
+func vramResolveGPUs(a *vramArgs, tp, pp int) (views.VRAMGPUs, error) {
 	var g views.VRAMGPUs
 	switch {
 	case a.gpuGiBSet:
@@ -161,7 +156,7 @@ func vramResolveGPUs(a *vramArgs) (views.VRAMGPUs, error) {
 		}
 		return g, err
 	}
-	picked, err := snap.Pick(a.gpus, a.gpusSet, a.tp, a.pp)
+	picked, err := snap.Pick(a.gpus, a.gpusSet, tp, pp)
 	if err != nil {
 		return g, err
 	}

@@ -55,23 +55,45 @@ func ChecksumsFor(dir, given string) (string, error) {
 // skipped, and so is w itself when it is a file inside dir. Files are hashed
 // in parallel, GOMAXPROCS at a time, streaming.
 func Manifest(dir string, w io.Writer, progress Progress) error {
+	_, err := manifest(dir, w, progress)
+	return err
+}
+
+// WriteManifest writes dir's Manifest to the file at path (DefaultChecksums
+// when ""), beside it and renamed, so that an interrupted run never leaves
+// a partial list that verify would trust. It returns the path and how many
+// files it lists.
+func WriteManifest(dir, path string, progress Progress) (string, int, error) {
+	if path == "" {
+		path = DefaultChecksums(dir)
+	}
+	n := 0
+	err := fsx.Write(path, 0o644, func(w io.Writer) (err error) {
+		n, err = manifest(dir, w, progress)
+		return err
+	})
+	return path, n, err
+}
+
+// manifest is Manifest, and how many files it lists.
+func manifest(dir string, w io.Writer, progress Progress) (int, error) {
 	var self os.FileInfo
 	if f, ok := w.(*os.File); ok {
 		self, _ = f.Stat()
 	}
 	files, err := listFiles(dir, self)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	sums, err := hashFiles(dir, files, progress)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	bw := bufio.NewWriter(w)
 	for i, f := range files {
 		writeLine(bw, sums[i], f.rel)
 	}
-	return bw.Flush()
+	return len(files), bw.Flush()
 }
 
 // writeLine writes one sha256sum line; like GNU sha256sum it escapes a name

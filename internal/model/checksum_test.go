@@ -101,6 +101,36 @@ func TestManifestInsideFolder(t *testing.T) {
 	}
 }
 
+// WriteManifest writes DIR.sha256 when no path is given, or the file named,
+// inside the folder too (neither lists itself), and counts the files listed.
+func TestWriteManifest(t *testing.T) {
+	dir := write(t, modeltest.Tiny)
+	for _, given := range []string{"", filepath.Join(dir, "SHA256SUMS")} {
+		path, n, err := model.WriteManifest(dir, given, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := given; (want == "" && path != model.DefaultChecksums(dir)) || (want != "" && path != want) {
+			t.Errorf("given %q: wrote %s", given, path)
+		}
+		data, _ := os.ReadFile(path)
+		if lines := strings.Count(string(data), "\n"); n != lines || n == 0 || strings.Contains(string(data), "SHA256SUMS") {
+			t.Errorf("given %q: %d files for %d lines:\n%s", given, n, lines, data)
+		}
+		if res, err := model.Verify(dir, path, nil); err != nil || !res.OK() {
+			t.Errorf("given %q: verify %+v, %v", given, res, err)
+		}
+	}
+	// A symlink at the destination is refused (fsx.Write), not written through.
+	link := filepath.Join(t.TempDir(), "link.sha256")
+	if err := os.Symlink(filepath.Join(t.TempDir(), "elsewhere"), link); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := model.WriteManifest(dir, link, nil); err == nil {
+		t.Error("wrote through a symlink")
+	}
+}
+
 // Dot files a plain `sha256sum` run lists (.gitattributes) are checked when listed.
 func TestVerifyListedDotFile(t *testing.T) {
 	dir := write(t, modeltest.Tiny)

@@ -1,9 +1,33 @@
 package modeltest
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
+
+func TestWriteNew(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "m")
+	if err := WriteNew(dir, Tiny); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
+		t.Fatal(err)
+	}
+	// A folder with anything in it, a model or not, is left as it is.
+	before, _ := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err := WriteNew(dir, Qwen3_8B); err == nil || !strings.Contains(err.Error(), "is not empty") {
+		t.Errorf("WriteNew over a model: %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "config.json")); string(after) != string(before) {
+		t.Error("config.json changed")
+	}
+	empty := t.TempDir()
+	if err := WriteNew(empty, Tiny); err != nil {
+		t.Errorf("an empty folder: %v", err)
+	}
+}
 
 func TestArchNamed(t *testing.T) {
 	for _, c := range []struct{ give, want, wantErr string }{

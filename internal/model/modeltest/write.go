@@ -227,6 +227,15 @@ func siglip(textHidden int) []TensorSpec {
 	return out
 }
 
+// WriteNew is Write into a new or empty folder only (roofline model synth),
+// so that it never overwrites a real model.
+func WriteNew(dir string, arch Arch, opts ...Option) error {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("%s is not empty; synth writes only into a new or empty folder, so that it never overwrites a real model", dir)
+	}
+	return Write(dir, arch, opts...)
+}
+
 // Write creates a model folder for arch in dir (created if needed).
 func Write(dir string, arch Arch, opts ...Option) error {
 	if arch.Name == "" {
