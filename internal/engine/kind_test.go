@@ -17,7 +17,8 @@ func TestRegistry(t *testing.T) {
 		got = append(got, k.Name)
 		if k.Display == "" || k.DefaultHost == "" || k.MetricPrefix == "" || k.GenerationCounter == "" || len(k.ExpectedMetrics) == 0 ||
 			k.multiNode == nil || k.DefaultMemoryUtilization <= 0 || k.DefaultMemoryUtilization >= 1 || k.APIKeyVia == "" ||
-			k.logs.Kind != k.Name || len(k.logs.Failures) == 0 || len(k.logs.Starts) == 0 || len(k.logs.Consequences) == 0 || len(k.logs.Footprint) == 0 {
+			k.logs.Kind != k.Name || len(k.logs.Failures) == 0 || len(k.logs.Starts) == 0 || len(k.logs.Consequences) == 0 || len(k.logs.Footprint) == 0 ||
+			len(k.logs.Progress) == 0 || len(k.logs.Frames) == 0 {
 			t.Errorf("kind %q leaves a field empty: %+v", k.Name, k)
 		}
 	}

@@ -22,6 +22,19 @@ var sglangLogs = logdiag.Rules{
 	},
 	Starts:       []string{"server_args=ServerArgs("},
 	Consequences: []string{"Received sigquit from a child process", "Scheduler hit an exception"},
+	Progress: []logdiag.Stage{
+		{Phase: logdiag.PhaseServing, Keys: []string{"The server is fired up and ready to roll"}},
+		{Phase: logdiag.PhaseCaptureDone, Keys: []string{"Capture cuda graph end"}},
+		{Phase: logdiag.PhaseCapture, Keys: []string{"Capture cuda graph begin", "Capturing batches ("}},
+		{Phase: logdiag.PhaseProfile, Keys: []string{"KV Cache is allocated", "Memory pool end"}},
+		{Phase: logdiag.PhaseWeightsDone, Keys: []string{"Load weight end"}},
+		{Phase: logdiag.PhaseWeights, Keys: []string{"Load weight begin"}},
+	},
+	Frames: []logdiag.Frame{
+		{Phase: logdiag.PhaseCapture, Funcs: []string{"capture_one_batch_size", "init_cuda_graphs", "init_device_graphs"}, Files: []string{"cuda_graph_runner.py"}},
+		{Phase: logdiag.PhaseProfile, Funcs: []string{"init_memory_pool", "profile_max_num_token"}},
+	},
+	OOMWhile: []logdiag.Stage{{Phase: logdiag.PhaseCapture, Keys: []string{"Capture cuda graph failed"}}},
 	Footprint: []logdiag.FootprintLine{
 		{Hint: "Load weight end", Re: regexp.MustCompile(`Load weight end\..*mem usage=([\d.]+) ?GB`),
 			Read: func(r *logdiag.Reading, m []string) { r.Weights(m[1]) }},

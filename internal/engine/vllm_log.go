@@ -30,6 +30,19 @@ var vllmLogs = logdiag.Rules{
 		{Class: logdiag.UnsupportedArch, Keys: []string{"failed to be inspected"}, Weak: true},
 	},
 	Starts: []string{"vLLM API server version"},
+	Progress: []logdiag.Stage{
+		{Phase: logdiag.PhaseServing, Keys: []string{"Starting vLLM API server"}},
+		{Phase: logdiag.PhaseCaptureDone, Keys: []string{"Graph capturing finished", "init engine (profile, create kv cache, warmup model) took"}},
+		{Phase: logdiag.PhaseCapture, Keys: []string{"Capturing CUDA graph", "Capturing cudagraphs", "Capturing the model for CUDA graphs", "Profiling CUDA graph memory", "CUDA graphs can take additional"}},
+		{Phase: logdiag.PhaseProfile, Keys: []string{"Memory profiling takes", "Memory profiling results", "Available KV cache memory", "GPU KV cache size", "# GPU blocks", "# cuda blocks", "the current vLLM instance can use"}},
+		{Phase: logdiag.PhaseWeightsDone, Keys: []string{"Model loading took", "Loading model weights took", "Loading weights took"}},
+		{Phase: logdiag.PhaseWeights, Keys: []string{"Starting to load model"}},
+	},
+	Frames: []logdiag.Frame{
+		{Phase: logdiag.PhaseCapture, Funcs: []string{"capture_model", "_capture_cudagraphs", "compile_or_warm_up_model", "profile_cudagraph_memory"}},
+		{Phase: logdiag.PhaseProfile, Funcs: []string{"profile_run", "_dummy_sampler_run", "determine_available_memory",
+			"determine_num_available_blocks", "initialize_kv_cache", "_allocate_kv_cache_tensors", "initialize_cache", "_init_cache_engine"}},
+	},
 	Consequences: []string{
 		"Engine core initialization failed", "EngineCore failed to start", "WorkerProc failed to start",
 		"WorkerProc initialization failed", "Worker failed with error", "Exception in worker",

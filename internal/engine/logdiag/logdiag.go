@@ -176,20 +176,20 @@ func (c *Classifier) diagnose(lines []line, h hit) Diagnosis {
 	root := lines[h.i]
 	class := h.r.Class
 	ctx := -1
-	var p phase
+	var p Phase
 	if class == classOOM {
-		p, ctx = oomPhase(lines, h.i)
-		if p == phaseNone {
+		p, ctx = c.oomPhase(lines, h.i)
+		if p == PhaseNone {
 			// No progress line or frame says what ran out: a progress bar
 			// flushed after the error may still show the weights loading.
-			p, ctx = weightsAfter(lines, h.i)
+			p, ctx = c.weightsAfter(lines, h.i)
 		}
 		switch p {
-		case phaseWeights:
+		case PhaseWeights:
 			class = OOMWeights
-		case phaseCapture:
+		case PhaseCapture:
 			class = OOMCUDAGraph
-		case phaseNone:
+		case PhaseNone:
 			// Nothing tells the stage: "unknown" with the line, rather than a
 			// guess at the weights.
 			d := c.unknown(lines)
@@ -267,7 +267,7 @@ func (c *Classifier) unknown(lines []line) Diagnosis {
 			break
 		}
 	}
-	p := furthestPhase(lines)
+	p := c.furthestPhase(lines)
 	switch {
 	case len(lines) == 0:
 		d.Summary = "The log is empty."

@@ -2,98 +2,145 @@ package logdiag
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
-// phase is how far a start got, read from the engines' progress lines. It
+// Phase is how far a start got, read from the engines' progress lines. It
 // tells an out-of-memory error while loading weights from one while
 // capturing CUDA graphs.
-type phase int
+type Phase int
 
 const (
-	phaseNone phase = iota
-	phaseWeights
-	phaseWeightsDone
-	phaseProfile
-	phaseCapture
-	phaseCaptureDone
-	phaseServing
+	PhaseNone Phase = iota
+	PhaseWeights
+	PhaseWeightsDone
+	PhaseProfile
+	PhaseCapture
+	PhaseCaptureDone
+	PhaseServing
 )
 
-func (p phase) String() string {
+func (p Phase) String() string {
 	return [...]string{
 		"starting", "loading the weights", "done loading the weights", "profiling memory and allocating the KV cache",
 		"capturing CUDA graphs", "warming up after CUDA graph capture", "serving",
 	}[p]
 }
 
-// phaseKeys lists the progress lines of vLLM (V0 and V1) and SGLang, in the
-// order a start goes through them.
-var phaseKeys = []struct {
-	p    phase
-	keys []string
-}{
-	{phaseServing, []string{"Starting vLLM API server", "Application startup complete", "The server is fired up and ready to roll", "Uvicorn running on"}},
-	{phaseCaptureDone, []string{"Graph capturing finished", "Capture cuda graph end", "init engine (profile, create kv cache, warmup model) took"}},
-	{phaseCapture, []string{"Capturing CUDA graph", "Capturing cudagraphs", "Capturing the model for CUDA graphs", "Capture cuda graph begin", "Capturing batches (", "Profiling CUDA graph memory", "CUDA graphs can take additional"}},
-	{phaseProfile, []string{"Memory profiling takes", "Memory profiling results", "Available KV cache memory", "GPU KV cache size", "# GPU blocks", "# cuda blocks", "KV Cache is allocated", "Memory pool end", "the current vLLM instance can use"}},
-	{phaseWeightsDone, []string{"Model loading took", "Loading model weights took", "Loading weights took", "Load weight end"}},
-	{phaseWeights, []string{"Starting to load model", "Loading safetensors checkpoint shards", "Loading pt checkpoint shards", "Load weight begin", "Loading weights with"}},
+// Stage is a stage of a start and the words that show it: progress lines
+// (Rules.Progress), or the message of an out-of-memory error (Rules.OOMWhile).
+type Stage struct {
+	Phase Phase
+	Keys  []string
 }
 
-func lineKeyPhase(m string) phase {
-	if isCodeLine(m) {
-		return phaseNone
+// Frame names, in a traceback, the stage its process was in: the functions
+// and the source files (path suffixes) of that stage.
+type Frame struct {
+	Phase Phase
+	Funcs []string
+	Files []string
+}
+
+// sharedProgress are the progress lines of code every engine runs:
+// uvicorn, and the safetensors loader both engines inherited.
+var sharedProgress = []Stage{
+	{PhaseServing, []string{"Application startup complete", "Uvicorn running on"}},
+	{PhaseWeights, []string{"Loading safetensors checkpoint shards", "Loading pt checkpoint shards", "Loading weights with"}},
+}
+
+// sharedFrames are torch's CUDA graph capture and the model loader both
+// engines inherited. _dummy_run is missing on purpose: both the profile
+// run and the graph capture call it, and the outer frame tells them apart.
+var sharedFrames = []Frame{
+	{Phase: PhaseCapture, Funcs: []string{"capture", "capture_begin", "capture_end", "graph_capture"}, Files: []string{"cuda/graphs.py"}},
+	{Phase: PhaseWeights, Funcs: []string{"load_model", "load_weights", "weight_loader", "create_weights", "_init_model",
+		"initialize_model", "_initialize_model", "make_layers", "process_weights_after_loading",
+		"_process_weights_after_loading", "get_model"}},
+}
+
+// sharedOOMWhile: an out-of-memory message that says where it ran out
+// ("Failed to create unquantized linear weights: CUDA out of memory...").
+var sharedOOMWhile = []Stage{
+	{PhaseWeights, []string{"weights"}},
+	{PhaseCapture, []string{"capture"}},
+}
+
+// phases is what a classifier knows of the stages of a start.
+type phases struct {
+	progress []Stage // furthest phase first
+	oomWhile []Stage // in the order they are tried
+	frames   []Frame // Capture, then Weights, then Profile: the first that names a frame wins
+}
+
+func newPhases(kinds []Rules) phases {
+	ph := phases{progress: slices.Clone(sharedProgress), oomWhile: slices.Clone(sharedOOMWhile)}
+	frames := slices.Clone(sharedFrames)
+	for _, k := range kinds {
+		ph.progress = append(ph.progress, k.Progress...)
+		ph.oomWhile = append(ph.oomWhile, k.OOMWhile...)
+		frames = append(frames, k.Frames...)
 	}
-	for _, pk := range phaseKeys {
-		if containsAny(m, pk.keys) {
-			return pk.p
+	// A line that shows two stages shows the further one.
+	slices.SortStableFunc(ph.progress, func(a, b Stage) int { return int(b.Phase) - int(a.Phase) })
+	// A frame named in two stages is capture's, else weights'.
+	for _, want := range []Phase{PhaseCapture, PhaseWeights, PhaseProfile} {
+		f := Frame{Phase: want}
+		for _, fr := range frames {
+			if fr.Phase == want {
+				f.Funcs = append(f.Funcs, fr.Funcs...)
+				f.Files = append(f.Files, fr.Files...)
+			}
+		}
+		ph.frames = append(ph.frames, f)
+	}
+	return ph
+}
+
+func (c *Classifier) lineKeyPhase(m string) Phase {
+	if isCodeLine(m) {
+		return PhaseNone
+	}
+	for _, st := range c.phases.progress {
+		if containsAny(m, st.Keys) {
+			return st.Phase
 		}
 	}
-	return phaseNone
+	return PhaseNone
 }
 
-// Function names in traceback frames, outermost first, that say what the
-// process was doing. _dummy_run is missing on purpose: both the profile run
-// and the graph capture call it, and the outer frame tells them apart.
-var (
-	captureFuncs = set("capture_model", "_capture_cudagraphs", "capture_one_batch_size", "capture",
-		"init_cuda_graphs", "init_device_graphs", "compile_or_warm_up_model", "capture_begin", "capture_end",
-		"graph_capture", "profile_cudagraph_memory")
-	weightFuncs = set("load_model", "load_weights", "weight_loader", "create_weights", "_init_model",
-		"initialize_model", "_initialize_model", "make_layers", "process_weights_after_loading",
-		"_process_weights_after_loading", "get_model")
-	profileFuncs = set("profile_run", "_dummy_sampler_run", "determine_available_memory",
-		"determine_num_available_blocks", "initialize_kv_cache", "_allocate_kv_cache_tensors",
-		"initialize_cache", "_init_cache_engine", "init_memory_pool", "profile_max_num_token")
-)
-
-func set(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
+// framePhaseOf is the phase a frame of function fn in file names.
+func (c *Classifier) framePhaseOf(file, fn string) Phase {
+	for _, f := range c.phases.frames {
+		if slices.Contains(f.Funcs, fn) {
+			return f.Phase
+		}
+		for _, suffix := range f.Files {
+			if strings.HasSuffix(file, suffix) {
+				return f.Phase
+			}
+		}
 	}
-	return m
+	return PhaseNone
 }
 
 var reFrame = regexp.MustCompile(`^\s*File "([^"]*)", line \d+, in (\S+)`)
 
 // oomPhase decides what the process was doing when the out-of-memory error
 // on lines[i] was raised, and returns the line that shows it (-1 if none).
-func oomPhase(lines []line, i int) (phase, int) {
+func (c *Classifier) oomPhase(lines []line, i int) (Phase, int) {
 	m := lines[i].msg
-	if strings.Contains(m, "weights") {
-		// "Failed to create unquantized linear weights: CUDA out of memory..."
-		return phaseWeights, -1
+	for _, st := range c.phases.oomWhile {
+		if containsAny(m, st.Keys) {
+			return st.Phase, -1
+		}
 	}
-	if strings.Contains(m, "Capture cuda graph failed") || strings.Contains(m, "capture") {
-		return phaseCapture, -1
-	}
-	lp, lat := logPhase(lines, i)
-	if p, at := framePhase(lines, i); p != phaseNone {
+	lp, lat := c.logPhase(lines, i)
+	if p, at := c.framePhase(lines, i); p != PhaseNone {
 		// The engine's own progress line reads better than a frame when
 		// both say the same.
-		if lp == p || (p == phaseWeights && lp == phaseNone) {
+		if lp == p || (p == PhaseWeights && lp == PhaseNone) {
 			if lat >= 0 {
 				return p, lat
 			}
@@ -105,7 +152,7 @@ func oomPhase(lines []line, i int) (phase, int) {
 
 // framePhase reads the traceback that ends at lines[i] (same process only)
 // and returns the phase named by its outermost telling frame.
-func framePhase(lines []line, i int) (phase, int) {
+func (c *Classifier) framePhase(lines []line, i int) (Phase, int) {
 	proc := lines[i].proc
 	var frames []int
 	for j := i - 1; j >= 0 && i-j <= 600; j-- {
@@ -128,29 +175,24 @@ func framePhase(lines []line, i int) (phase, int) {
 			continue
 		}
 		file, fn := fm[1], fm[2]
-		switch {
-		case captureFuncs[fn] || strings.HasSuffix(file, "cuda/graphs.py") || strings.HasSuffix(file, "cuda_graph_runner.py"):
-			return phaseCapture, j
-		case weightFuncs[fn]:
-			return phaseWeights, j
-		case profileFuncs[fn]:
-			return phaseProfile, j
+		if p := c.framePhaseOf(file, fn); p != PhaseNone {
+			return p, j
 		}
 	}
-	return phaseNone, -1
+	return PhaseNone, -1
 }
 
 // logPhase returns the furthest phase the progress lines before lines[i]
 // reached, from the same process (and unprefixed progress bars) when that
 // process logged progress itself: the ranks of a tensor-parallel group do not
 // finish loading together.
-func logPhase(lines []line, i int) (phase, int) {
-	best, at := phaseNone, -1
-	sameBest, sameAt := phaseNone, -1
+func (c *Classifier) logPhase(lines []line, i int) (Phase, int) {
+	best, at := PhaseNone, -1
+	sameBest, sameAt := PhaseNone, -1
 	proc := lines[i].proc
 	for j := 0; j < i; j++ {
-		p := lineKeyPhase(lines[j].msg)
-		if p == phaseNone {
+		p := c.lineKeyPhase(lines[j].msg)
+		if p == PhaseNone {
 			continue
 		}
 		if p >= best {
@@ -162,28 +204,28 @@ func logPhase(lines []line, i int) (phase, int) {
 			sameBest, sameAt = p, j
 		}
 	}
-	if sameBest != phaseNone {
+	if sameBest != PhaseNone {
 		return sameBest, sameAt
 	}
 	return best, at
 }
 
 // furthestPhase is the phase the whole log reached.
-func furthestPhase(lines []line) phase {
-	best := phaseNone
+func (c *Classifier) furthestPhase(lines []line) Phase {
+	best := PhaseNone
 	for i := range lines {
-		best = max(best, lineKeyPhase(lines[i].msg))
+		best = max(best, c.lineKeyPhase(lines[i].msg))
 	}
 	return best
 }
 
 // weightsAfter looks at the few lines after an out-of-memory error for a
 // weight-loading progress bar (tqdm flushes it after the error is printed).
-func weightsAfter(lines []line, i int) (phase, int) {
+func (c *Classifier) weightsAfter(lines []line, i int) (Phase, int) {
 	for j := i + 1; j < len(lines) && j <= i+8; j++ {
-		if lineKeyPhase(lines[j].msg) == phaseWeights {
-			return phaseWeights, j
+		if c.lineKeyPhase(lines[j].msg) == PhaseWeights {
+			return PhaseWeights, j
 		}
 	}
-	return phaseNone, -1
+	return PhaseNone, -1
 }

@@ -40,6 +40,12 @@ type Rules struct {
 	Consequences []string
 	// Footprint reads the memory figures of a start.
 	Footprint []FootprintLine
+	// Progress are the kind's progress lines, Frames the functions and files
+	// of its tracebacks, OOMWhile the words of an out-of-memory message,
+	// that show the stage a start was in: they place an out-of-memory error.
+	Progress []Stage
+	Frames   []Frame
+	OOMWhile []Stage
 }
 
 // Classifier classifies logs with the shared rules and those of some engine
@@ -50,6 +56,7 @@ type Classifier struct {
 	starts, consequence []string
 	footprint           []kindLine
 	footprintHints      [][]byte
+	phases              phases
 }
 
 // New returns the classifier of the shared rules and of kinds' rules, tried
@@ -66,6 +73,7 @@ func New(kinds ...Rules) *Classifier {
 		}
 	}
 	slices.SortStableFunc(c.rules, func(a, b Rule) int { return rank(a.Class) - rank(b.Class) })
+	c.phases = newPhases(kinds)
 	for _, s := range c.starts {
 		c.footprintHints = append(c.footprintHints, []byte(s))
 	}
