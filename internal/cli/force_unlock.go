@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"bufio"
-	"strings"
-
 	"github.com/roofline/roofline/internal/views"
 )
 
@@ -45,14 +42,8 @@ func runForceUnlock(m *Meta, args []string) int {
 		view.Mismatch(id, st.Info)
 		return ExitError
 	}
-	if !*force {
-		view.Confirm(*st)
-		answer, err := bufio.NewReader(m.In).ReadString('\n')
-		view.Answered()
-		if strings.TrimSpace(answer) != "yes" {
-			view.Cancelled(err != nil && strings.TrimSpace(answer) == "")
-			return ExitError
-		}
+	if !*force && !view.Ask(*st, m.In) {
+		return ExitError
 	}
 	if err := sm.ForceUnlock(id); err != nil {
 		m.view().Errorf("%v", err)

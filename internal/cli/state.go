@@ -74,35 +74,38 @@ func openState(m *Meta, dir string) (*state.Filesystem, bool) {
 	return state.NewFilesystem(dir), true
 }
 
-// staleLockNote prints a note when a command takes over a lock left by a
-// roofline that ended without releasing it.
-func staleLockNote(m *Meta) func(*state.LockInfo) { return m.view().StaleLockTakenOver }
-
-// lockState takes the state lock for op (waiting up to timeout) for a
-// command that rewrites the state; the returned func releases it.
-func lockState(m *Meta, sm *state.Filesystem, op string, timeout time.Duration) (func(), bool) {
-	sm.OnStaleLock = staleLockNote(m)
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	id, err := sm.Lock(ctx, state.NewLockInfo(op))
-	cancel()
-	if err != nil {
-		m.view().Errorf("%v", err)
-		return nil, false
+// stateFor reads the state of -state-dir (or of the configuration) for a
+// state subcommand. lock takes the state lock for op first (waiting up to
+// timeout; not under -lock=false), so that nothing changes between the
+// read and the write; unlock releases it.
+func stateFor(m *Meta, dir, op string, lock bool, timeout time.Duration) (sm *state.Filesystem, f *state.File, unlock func(), ok bool) {
+	if sm, ok = openState(m, dir); !ok {
+		return nil, nil, nil, false
 	}
-	return func() {
-		if err := sm.Unlock(id); err != nil {
+	unlock = func() {}
+	if lock && !m.NoLock {
+		// A lock left by a roofline that ended is taken over, with a note.
+		sm.OnStaleLock = m.view().StaleLockTakenOver
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		id, err := sm.Lock(ctx, state.NewLockInfo(op))
+		cancel()
+		if err != nil {
 			m.view().Errorf("%v", err)
+			return nil, nil, nil, false
 		}
-	}, true
-}
-
-func readState(m *Meta, sm *state.Filesystem) (*state.File, bool) {
+		unlock = func() {
+			if err := sm.Unlock(id); err != nil {
+				m.view().Errorf("%v", err)
+			}
+		}
+	}
 	f, err := sm.Read()
 	if err != nil {
 		m.view().Errorf("%v", err)
-		return nil, false
+		unlock()
+		return nil, nil, nil, false
 	}
-	return f, true
+	return sm, f, unlock, true
 }
 
 func runStateList(m *Meta, args []string) int {
@@ -115,11 +118,7 @@ func runStateList(m *Meta, args []string) int {
 	if fs.NArg() > 0 {
 		return usageError(m, "state list", "unexpected argument "+fs.Arg(0))
 	}
-	sm, ok := openState(m, *dir)
-	if !ok {
-		return ExitError
-	}
-	f, ok := readState(m, sm)
+	sm, f, _, ok := stateFor(m, *dir, "", false, 0)
 	if !ok {
 		return ExitError
 	}
@@ -137,11 +136,7 @@ func runStateShow(m *Meta, args []string) int {
 	if fs.NArg() != 1 {
 		return usageError(m, "state show", "expected one address, server.NAME")
 	}
-	sm, ok := openState(m, *dir)
-	if !ok {
-		return ExitError
-	}
-	f, ok := readState(m, sm)
+	_, f, _, ok := stateFor(m, *dir, "", false, 0)
 	if !ok {
 		return ExitError
 	}
@@ -165,22 +160,11 @@ func runStateRm(m *Meta, args []string) int {
 	if fs.NArg() == 0 {
 		return usageError(m, "state rm", "expected at least one address, server.NAME")
 	}
-	sm, ok := openState(m, *dir)
+	sm, f, unlock, ok := stateFor(m, *dir, "state rm", !*dryRun, *lockTimeout)
 	if !ok {
 		return ExitError
 	}
-	if !*dryRun && !m.NoLock {
-		unlock, ok := lockState(m, sm, "state rm", *lockTimeout)
-		if !ok {
-			return ExitError
-		}
-		defer unlock()
-	}
-	// Read under the lock, so nothing changes between read and write.
-	f, ok := readState(m, sm)
-	if !ok {
-		return ExitError
-	}
+	defer unlock()
 	forgotten, err := apply.Forget(context.Background(), process.New(), f, fs.Args())
 	if err != nil {
 		m.view().Errorf("%v. Nothing was removed.", err)

@@ -45,21 +45,11 @@ func runStateMv(m *Meta, args []string) int {
 }
 
 func stateMv(m *Meta, dir string, dryRun bool, lockTimeout time.Duration, from, to string) int {
-	sm, ok := openState(m, dir)
+	sm, f, unlock, ok := stateFor(m, dir, "state mv", !dryRun, lockTimeout)
 	if !ok {
 		return ExitError
 	}
-	if !dryRun && !m.NoLock {
-		unlock, ok := lockState(m, sm, "state mv", lockTimeout)
-		if !ok {
-			return ExitError
-		}
-		defer unlock()
-	}
-	f, ok := readState(m, sm)
-	if !ok {
-		return ExitError
-	}
+	defer unlock()
 	s := f.Server(from)
 	if s == nil || f.Server(to) != nil {
 		m.view().MoveRefused(from, to, s == nil, f.Names())

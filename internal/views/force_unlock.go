@@ -1,7 +1,10 @@
 package views
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/roofline/roofline/internal/state"
 )
@@ -37,6 +40,18 @@ func (f *ForceUnlock) Confirm(st state.LockStatus) {
 		fmt.Fprintln(w, "Its holder still holds it. Make sure no roofline command is using this state before you go on.")
 	}
 	fmt.Fprint(w, "\nDo you really want to force-unlock?\n  Only 'yes' will be accepted to confirm.\n\n  Enter a value: ")
+}
+
+// Ask asks for "yes" (Confirm) on in, and says when the answer is not it.
+func (f *ForceUnlock) Ask(st state.LockStatus, in io.Reader) bool {
+	f.Confirm(st)
+	answer, err := bufio.NewReader(in).ReadString('\n')
+	f.Answered()
+	if strings.TrimSpace(answer) != "yes" {
+		f.Cancelled(err != nil && strings.TrimSpace(answer) == "")
+		return false
+	}
+	return true
 }
 
 // Answered ends the prompt's line.
