@@ -2,12 +2,10 @@ package cli
 
 import (
 	"context"
-	"path/filepath"
 	"time"
 
 	"github.com/roofline/roofline/internal/gate"
 	"github.com/roofline/roofline/internal/journal"
-	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/views"
 )
 
@@ -117,23 +115,16 @@ func recordBench(m *Meta, s gate.Side, sum *journal.BenchSummary) {
 		return
 	}
 	cfg, srv := s.Server.Config, s.Server.Server
-	dir := stateDir(cfg)
-	var rec *state.Server
-	if st, err := state.Read(filepath.Join(dir, state.StateFileName)); err == nil && st != nil {
-		rec = st.Servers[srv.Name]
-	}
-	path := "" // NVML, else the configuration's inventory (config made it absolute)
-	if cfg.Roofline != nil {
-		path = cfg.Roofline.Inventory
-	}
 	var host *journal.Host
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if sn, err := inventoryFor(path).Snapshot(ctx); err == nil {
+	b := newBackend(cfg)
+	if sn, err := b.inventory("").Snapshot(ctx); err == nil {
 		host = journal.HostOf(sn)
 	}
+	rec := stateServer(m, cfg, srv.Name)
 	configured := gate.ConfiguredServed(srv, s.Server.Engine, s.Server.Model, s.Target.Model)
-	if err := journal.Append(journal.Path(dir), journal.BenchOf(time.Now(), rec, configured, host, s.Target.BaseURL, sum)); err != nil {
+	if err := journal.Append(journal.Path(b.stateDir), journal.BenchOf(time.Now(), rec, configured, host, s.Target.BaseURL, sum)); err != nil {
 		m.view().Warnf("the run was not recorded in the journal: %v", err)
 	}
 }

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/roofline/roofline/internal/engine/kinds"
 	"github.com/roofline/roofline/internal/engine/logdiag"
@@ -14,10 +16,14 @@ import (
 var sglangLogs = logdiag.Rules{
 	Kind: kinds.SGLang,
 	Failures: []logdiag.Rule{
-		{Class: logdiag.BadFlag, Keys: []string{"User-specified context_length"}},
-		{Class: logdiag.FreeMemBelowUtil, Keys: []string{"The memory capacity is unbalanced"}},
-		{Class: logdiag.SGLangMemFraction, Keys: []string{"Please try to increase --mem-fraction-static", "leave no GPU memory for the KV cache"}, Context: []string{"Load weight end"}},
-		{Class: logdiag.PortInUse, Keys: []string{"Port is already in use"}},
+		{Class: logdiag.BadFlag, Keys: []string{"User-specified context_length"}, Summary: sglangContextSummary},
+		{Class: logdiag.FreeMemBelowUtil, Keys: []string{"The memory capacity is unbalanced"},
+			Summary: func(string) string {
+				return "Free GPU memory differs between the tensor-parallel GPUs: some are used by other processes."
+			}},
+		{Class: logdiag.SGLangMemFraction, Keys: []string{"Please try to increase --mem-fraction-static", "leave no GPU memory for the KV cache"}, Context: []string{"Load weight end"}, Summary: sglangFractionSummary},
+		{Class: logdiag.PortInUse, Keys: []string{"Port is already in use"},
+			Summary: func(string) string { return "One of SGLang's internal ports is already in use." }},
 		{Class: logdiag.UnsupportedArch, Keys: []string{"are not supported for now", "is not supported for now"}},
 	},
 	Starts:       []string{"server_args=ServerArgs("},
@@ -60,4 +66,24 @@ var sglangLogs = logdiag.Rules{
 		{Hint: "Capture cuda graph end", Re: regexp.MustCompile(`Capture cuda graph end\..*mem usage=([\d.]+) ?GB`),
 			Read: func(r *logdiag.Reading, m []string) { r.CUDAGraph(m[1]) }},
 	},
+}
+
+// Numbers quoted from SGLang's messages, for one-line summaries.
+var (
+	reSGLangContext  = regexp.MustCompile(`User-specified (context_length) \((\d+)\) is greater than the derived context_length \(([^)]*)\)`)
+	reSGLangFraction = regexp.MustCompile(`mem[_-]fraction[_-]static=([\d.]+)`)
+)
+
+func sglangContextSummary(msg string) string {
+	if m := reSGLangContext.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("%s %s is above the model's limit (%s).", m[1], m[2], m[3])
+	}
+	return ""
+}
+
+func sglangFractionSummary(msg string) string {
+	if m := reSGLangFraction.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("SGLang found no memory for the KV cache at mem_fraction_static=%s after loading the weights.", strings.TrimRight(m[1], "."))
+	}
+	return ""
 }

@@ -213,7 +213,7 @@ func (c *Classifier) diagnose(lines []line, h hit) Diagnosis {
 	}
 	info := Info(class)
 	d := Diagnosis{Class: class, Title: info.Title, Cause: info.Cause, Action: info.Action}
-	d.Summary = summarize(class, root.msg)
+	d.Summary = summary(h.r, class, root.msg)
 	if len(h.r.Context) > 0 {
 		ctx = lastBefore(lines, h.i, h.r.Context...)
 	}

@@ -25,6 +25,9 @@ type Rule struct {
 	// Context: the last line before the matched one that holds one of these
 	// is shown too (the KV cache the engine found, the weights it loaded).
 	Context []string
+	// Summary says in one line what the matched message says, with its
+	// figures; "" (or nil) leaves the class's summary.
+	Summary func(msg string) string
 }
 
 // Rules are what one engine kind's logs add to the shared rules.

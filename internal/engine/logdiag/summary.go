@@ -11,27 +11,28 @@ import (
 // still gets the class's generic summary.
 var (
 	reOOMDetail     = regexp.MustCompile(`Tried to allocate ([\d.]+ [KMGT]?i?B)\.? GPU (\d+) has a total capacity of ([\d.]+ [KMGT]?i?B) of which ([\d.]+ [KMGT]?i?B) is free`)
-	reMaxSeqV1      = regexp.MustCompile(`max seq len \((\d+)\)`)
-	reNeededGiB     = regexp.MustCompile(`([\d.]+) GiB KV cache is needed`)
-	reAvailGiB      = regexp.MustCompile(`available KV cache memory \(([\d.]+) GiB\)`)
-	reEstimated     = regexp.MustCompile(`estimated maximum model length is (\d+)`)
-	reV0KV          = regexp.MustCompile(`max seq len \((\d+)\) is larger than the maximum number of tokens that can be stored in KV cache \((\d+)\)`)
-	reFreeMem       = regexp.MustCompile(`Free memory on device ?(\S*) \(([\d.]+)/([\d.]+) GiB\) on startup is less than desired GPU memory utilization \(([\d.]+), ([\d.]+) GiB\)`)
 	reBindAddr      = regexp.MustCompile(`bind on address \('([^']*)', (\d+)\)`)
 	reZMQAddr       = regexp.MustCompile(`addr='([^']+)'`)
 	reQuoted        = regexp.MustCompile(`'([^']+)'`)
 	reNoFileNamed   = regexp.MustCompile(`(\S+) does not appear to have a file named (\S+)`)
 	reTokenizerFor  = regexp.MustCompile(`Can't load tokenizer for '([^']+)'`)
-	reArchUntil     = regexp.MustCompile(`Model architecture (\S+) was supported in vLLM until (v[\w.]+)`)
 	reModelType     = regexp.MustCompile("has model type `([^`]+)` but Transformers does not recognize")
 	reArchs         = regexp.MustCompile(`architectures? (\[[^\]]*\])`)
 	reArgparse      = regexp.MustCompile(`: error: (.*)$`)
-	reParser        = regexp.MustCompile(`invalid (tool call|reasoning) parser: ([^ (]+)`)
-	reUserLen       = regexp.MustCompile(`User-specified (max_model_len|context_length) \((\d+)\) is greater than the derived (?:max_model_len|context_length) \(([^)]*)\)`)
-	reMemFraction   = regexp.MustCompile(`mem[_-]fraction[_-]static=([\d.]+)`)
 	reNCCL          = regexp.MustCompile(`NCCL error:? (.*)$`)
 	reExceptionHead = regexp.MustCompile(`^[\w.]*(?:Error|Exception): `)
 )
+
+// summary is the one-line summary of msg, which r matched: the rule's own
+// when it has one for msg, else its class's.
+func summary(r *Rule, class, msg string) string {
+	if r.Summary != nil {
+		if s := r.Summary(msg); s != "" {
+			return s
+		}
+	}
+	return summarize(class, msg)
+}
 
 func summarize(class, msg string) string {
 	switch class {
@@ -40,37 +41,10 @@ func summarize(class, msg string) string {
 	case OOMCUDAGraph:
 		return "CUDA ran out of memory while capturing CUDA graphs" + oomDetail(msg) + "."
 	case KVTooSmall:
-		if m := reV0KV.FindStringSubmatch(msg); m != nil {
-			return fmt.Sprintf("max_model_len %s is larger than the %s tokens the KV cache holds.", m[1], m[2])
-		}
-		s := "The KV cache cannot hold one request of max_model_len"
-		if m := reMaxSeqV1.FindStringSubmatch(msg); m != nil {
-			s += " " + m[1]
-		}
-		need, avail := reNeededGiB.FindStringSubmatch(msg), reAvailGiB.FindStringSubmatch(msg)
-		if need != nil && avail != nil {
-			s += fmt.Sprintf(": it needs %s GiB, %s GiB is available", need[1], avail[1])
-		}
-		if m := reEstimated.FindStringSubmatch(msg); m != nil {
-			s += fmt.Sprintf("; the engine estimates max_model_len %s fits", m[1])
-		}
-		return s + "."
+		return "The KV cache cannot hold one request of max_model_len."
 	case NoKVMemory:
 		return "No GPU memory is left for the KV cache after the weights and the profiling peak."
 	case FreeMemBelowUtil:
-		if m := reFreeMem.FindStringSubmatch(msg); m != nil {
-			dev := m[1]
-			if dev == "" {
-				dev = "the GPU"
-			}
-			return fmt.Sprintf("Only %s of %s GiB is free on %s at start; gpu_memory_utilization %s asks for %s GiB.", m[2], m[3], dev, m[4], m[5])
-		}
-		if strings.Contains(msg, "unbalanced") {
-			return "Free GPU memory differs between the tensor-parallel GPUs: some are used by other processes."
-		}
-		if strings.Contains(msg, "memory profiling") {
-			return "GPU memory changed during vLLM's memory profiling: another process allocated or freed GPU memory."
-		}
 		return "Less GPU memory is free at start than the engine was told to use."
 	case PortInUse:
 		if m := reBindAddr.FindStringSubmatch(msg); m != nil {
@@ -82,21 +56,12 @@ func summarize(class, msg string) string {
 		if m := reZMQAddr.FindStringSubmatch(msg); m != nil {
 			return fmt.Sprintf("The engine's internal address %s is already in use.", m[1])
 		}
-		if strings.Contains(msg, "Port is already in use") {
-			return "One of SGLang's internal ports is already in use."
-		}
 		return "An address the engine binds to is already in use (the HTTP port, unless the message names another)."
 	case MissingFiles:
 		switch {
 		case reNoFileNamed.MatchString(msg):
 			m := reNoFileNamed.FindStringSubmatch(msg)
 			return fmt.Sprintf("%s has no %s.", m[1], strings.TrimRight(m[2], "."))
-		case strings.Contains(msg, "Invalid repository ID or local directory"):
-			if m := reQuoted.FindStringSubmatch(msg); m != nil {
-				return fmt.Sprintf("%s is not a model directory with a config.json (nor a repository id).", m[1])
-			}
-		case strings.Contains(msg, "Could not detect config format"):
-			return "The model directory has neither config.json (HF format) nor params.json (Mistral format)."
 		case strings.Contains(msg, "Can't load tokenizer"):
 			if m := reTokenizerFor.FindStringSubmatch(msg); m != nil {
 				return fmt.Sprintf("The tokenizer files of %s are missing or unreadable.", m[1])
@@ -110,9 +75,6 @@ func summarize(class, msg string) string {
 		}
 		return "Model files are missing or incomplete: " + shortMessage(msg) + "."
 	case UnsupportedArch:
-		if m := reArchUntil.FindStringSubmatch(msg); m != nil {
-			return fmt.Sprintf("This engine version no longer supports %s (vLLM supported it until %s).", m[1], m[2])
-		}
 		if m := reModelType.FindStringSubmatch(msg); m != nil {
 			return fmt.Sprintf("The transformers library of this engine does not know model type %s: the engine is older than the model.", m[1])
 		}
@@ -136,20 +98,11 @@ func summarize(class, msg string) string {
 		}
 		return "NCCL failed: " + shortMessage(msg) + "."
 	case BadFlag:
-		if m := reParser.FindStringSubmatch(msg); m != nil {
-			return fmt.Sprintf("This engine version has no %s parser %s.", m[1], strings.Trim(m[2], "'\"{}"))
-		}
-		if m := reUserLen.FindStringSubmatch(msg); m != nil {
-			return fmt.Sprintf("%s %s is above the model's limit (%s).", m[1], m[2], m[3])
-		}
 		if m := reArgparse.FindStringSubmatch(msg); m != nil {
 			return "The engine's argument parser refused the command line: " + clip(m[1], 200) + "."
 		}
 		return "The engine refused its arguments: " + shortMessage(msg) + "."
 	case SGLangMemFraction:
-		if m := reMemFraction.FindStringSubmatch(msg); m != nil {
-			return fmt.Sprintf("SGLang found no memory for the KV cache at mem_fraction_static=%s after loading the weights.", strings.TrimRight(m[1], "."))
-		}
 		return "SGLang found no memory for the KV cache under mem_fraction_static after loading the weights."
 	}
 	return shortMessage(msg)
