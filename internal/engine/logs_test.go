@@ -6,6 +6,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/roofline/roofline/internal/engine/kinds"
+	"github.com/roofline/roofline/internal/engine/logdiag"
 )
 
 // TestKindLogs: each kind's own classifier (its rules and the shared ones)
@@ -43,6 +46,27 @@ func TestKindLogs(t *testing.T) {
 		}
 		if k.Logs() != LogsOf(k.Name) || LogsOf("tgi") != LogsOf("") {
 			t.Error("LogsOf must return the named kind's classifier, and every kind's for an unknown name")
+		}
+	}
+}
+
+// TestKindLogsOwnRules: a kind's own messages are its rules only; the other
+// kind's classifier does not name them.
+func TestKindLogsOwnRules(t *testing.T) {
+	for _, c := range []struct{ file, kind, class string }{
+		{"sglang_mem_fraction/sglang-0.5.6.log", kinds.VLLM, logdiag.SGLangMemFraction},
+		{"kv_too_small/vllm-0.16-v1.log", kinds.SGLang, logdiag.KVTooSmall},
+		{"no_kv_memory/vllm-0.16-v1.log", kinds.SGLang, logdiag.NoKVMemory},
+	} {
+		b, err := os.ReadFile(filepath.Join("logdiag", "testdata", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := LogsOf("").Classify(b); d.Class != c.class {
+			t.Fatalf("%s: every kind's classifier says %s, want %s", c.file, d.Class, c.class)
+		}
+		if d := MustLookup(c.kind).Diagnose(b); d.Class == c.class {
+			t.Errorf("%s: %s's classifier names %s, another kind's message", c.file, c.kind, d.Class)
 		}
 	}
 }
