@@ -5,7 +5,6 @@ import (
 
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
-	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/views"
 )
 
@@ -36,7 +35,7 @@ func runDiagnose(m *Meta, args []string) int {
 	path, kind := *file, "" // no state record: every kind's rules
 	if path == "" {
 		name := fset.Arg(0)
-		if !validServerName(name) {
+		if !config.SafeServerName(name) { // a name that cannot leave the logs directory
 			m.view().Errorf("%q is not a server name.\n\nGive the name of a server block (server \"NAME\"), or a log file with -file LOG.", name)
 			return ExitError
 		}
@@ -45,40 +44,22 @@ func runDiagnose(m *Meta, args []string) int {
 			m.view().DiagnoseNeedsConfig(name)
 			return ExitError
 		}
-		if path, ok = serverLogPath(m, cfg, name); !ok {
+		var err error
+		if path, err = cfg.ServerLogPath(name); err != nil {
+			m.view().Errorf("%v", err)
 			return ExitError
 		}
 		rec := stateServer(m, cfg, name)
-		syncContainerLog(context.Background(), newDrivers(), rec)
+		newDrivers().SyncLog(context.Background(), rec)
 		if rec != nil {
 			kind = rec.Engine.Kind
 		}
 	}
-	d, err := diagnoseLog(m, path, kind)
+	d, err := engine.LogsOf(kind).ClassifyFile(path, m.In) // "-" is standard input
 	if err != nil {
 		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	views.NewDiagnose(views.TypeOf(*jsonOut), m.view()).Diagnosis(d, path)
 	return ExitOK
-}
-
-// validServerName: a name that cannot leave the logs directory.
-func validServerName(s string) bool { return config.SafeServerName(s) }
-
-// serverLogPath returns the log apply writes for server name, or prints why
-// there is none.
-func serverLogPath(m *Meta, cfg *config.Config, name string) (string, bool) {
-	path, err := cfg.ServerLogPath(name)
-	if err != nil {
-		m.view().Errorf("%v", err)
-		return "", false
-	}
-	return path, true
-}
-
-// diagnoseLog classifies the log at path ("-" is standard input) of an
-// engine of kind ("" when not known).
-func diagnoseLog(m *Meta, path, kind string) (logdiag.Diagnosis, error) {
-	return engine.LogsOf(kind).ClassifyFile(path, m.In)
 }

@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/engine"
 )
 
 // Excerpts are inline (not read from another package's testdata) so the
@@ -137,28 +137,24 @@ func TestDiagnoseServerLog(t *testing.T) {
 		Servers: map[string]*config.Server{"qwen3": {Name: "qwen3"}, "llama": {Name: "llama"}}}
 	want := writeFile(t, filepath.Join(dir, "state/logs/qwen3.log"), diagKVTooSmallLog)
 
-	var errb bytes.Buffer
-	m := &Meta{Streams: Streams{Out: &bytes.Buffer{}, Err: &errb}}
-	path, ok := serverLogPath(m, cfg, "qwen3")
-	if !ok || path != want {
-		t.Fatalf("serverLogPath = %q, %v; want %q (stderr %q)", path, ok, want, errb.String())
+	path, err := cfg.ServerLogPath("qwen3")
+	if err != nil || path != want {
+		t.Fatalf("ServerLogPath = %q, %v; want %q", path, err, want)
 	}
-	d, err := diagnoseLog(m, path, "")
+	d, err := engine.LogsOf("").ClassifyFile(path, nil)
 	if err != nil || d.Class != "kv_too_small" {
-		t.Errorf("diagnoseLog = %s, %v", d.Class, err)
+		t.Errorf("ClassifyFile = %s, %v", d.Class, err)
 	}
 
 	// A server of the config that has not been started yet.
-	errb.Reset()
-	if _, ok := serverLogPath(m, cfg, "llama"); ok || !strings.Contains(errb.String(), `no log for server "llama"`) ||
-		!strings.Contains(errb.String(), "roofline apply") {
-		t.Errorf("missing log: ok=%v, stderr %q", ok, errb.String())
+	if _, err := cfg.ServerLogPath("llama"); err == nil || !strings.Contains(err.Error(), `no log for server "llama"`) ||
+		!strings.Contains(err.Error(), "roofline apply") {
+		t.Errorf("missing log: %v", err)
 	}
 	// A misspelt server.
-	errb.Reset()
-	if _, ok := serverLogPath(m, cfg, "qwen4"); ok || !strings.Contains(errb.String(), `no server "qwen4" in the configuration`) ||
-		!strings.Contains(errb.String(), `Did you mean "qwen3"?`) || !strings.Contains(errb.String(), "Servers: llama, qwen3.") {
-		t.Errorf("unknown server: ok=%v, stderr %q", ok, errb.String())
+	if _, err := cfg.ServerLogPath("qwen4"); err == nil || !strings.Contains(err.Error(), `no server "qwen4" in the configuration`) ||
+		!strings.Contains(err.Error(), `Did you mean "qwen3"?`) || !strings.Contains(err.Error(), "Servers: llama, qwen3.") {
+		t.Errorf("unknown server: %v", err)
 	}
 }
 

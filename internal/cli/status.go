@@ -90,7 +90,7 @@ func runLogs(m *Meta, args []string) int {
 	if s := stateServer(m, cfg, name); s != nil && s.LogPath != "" {
 		path = s.LogPath
 		// A container's log lives in the daemon; bring the file up to date.
-		syncContainerLog(context.Background(), newDrivers(), s)
+		newDrivers().SyncLog(context.Background(), s)
 	}
 	f, err := os.Open(path)
 	if err != nil {

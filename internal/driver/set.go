@@ -162,3 +162,14 @@ func Unwrap(d Driver) (Driver, error) {
 	}
 	return d, nil
 }
+
+// SyncLog brings the log file of a server that runs in a container up to
+// date for a command that reads s.LogPath (logs, diagnose): a docker Read
+// copies what the daemon has on the way. A process writes its own log, and
+// a server that runs nothing has nothing new, so neither is read.
+func (s *Set) SyncLog(ctx context.Context, srv *state.Server) {
+	if srv == nil || srv.Driver == state.DriverProcess || !srv.Running() {
+		return
+	}
+	_, _ = s.Read(ctx, srv.Instance)
+}

@@ -102,3 +102,22 @@ func TestLazy(t *testing.T) {
 		t.Fatalf("Find on a driver that cannot be made: %v", err)
 	}
 }
+
+// TestSyncLog: only a running server of a driver other than process is
+// read (its log mirror refreshed); nothing else asks a driver.
+func TestSyncLog(t *testing.T) {
+	var calls []string
+	s := driver.NewSet().Register(state.DriverProcess, named{"process", &calls}).Register(state.DriverDocker, named{"docker", &calls})
+	ctx := context.Background()
+	for _, srv := range []*state.Server{
+		nil,
+		{Name: "p", Instance: state.Instance{Driver: state.DriverProcess, PID: 10}},
+		{Name: "stopped", Instance: state.Instance{Driver: state.DriverDocker}},
+		{Name: "c", Instance: state.Instance{Driver: state.DriverDocker, ID: "abc"}},
+	} {
+		s.SyncLog(ctx, srv)
+	}
+	if want := []string{"docker read abc"}; strings.Join(calls, "|") != strings.Join(want, "|") {
+		t.Fatalf("calls %q; want %q", calls, want)
+	}
+}
