@@ -77,11 +77,15 @@ func New(kinds ...Rules) *Classifier {
 	}
 	slices.SortStableFunc(c.rules, func(a, b Rule) int { return rank(a.Class) - rank(b.Class) })
 	c.phases = newPhases(kinds)
-	for _, s := range c.starts {
-		c.footprintHints = append(c.footprintHints, []byte(s))
-	}
+	// Every line of a log is tested for each hint: each once.
+	var hints []string
 	for _, f := range c.footprint {
-		c.footprintHints = append(c.footprintHints, []byte(f.Hint))
+		hints = append(hints, f.Hint)
+	}
+	for _, h := range append(slices.Clone(c.starts), hints...) {
+		if !slices.ContainsFunc(c.footprintHints, func(b []byte) bool { return string(b) == h }) {
+			c.footprintHints = append(c.footprintHints, []byte(h))
+		}
 	}
 	return c
 }
