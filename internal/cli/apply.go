@@ -39,17 +39,10 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		name = "destroy"
 	}
 	fs := newFlags(name)
-	var o planOptions
+	o := planOptions{destroy: destroy}
 	o.register(fs, true)
 	if !parseFlags(m, fs, args) {
 		return ExitError
-	}
-	mode := plan.ModeNormal
-	switch {
-	case destroy:
-		mode = plan.ModeDestroy
-	case o.refreshOnly:
-		mode = plan.ModeRefreshOnly
 	}
 	var (
 		p      *plan.Plan
@@ -76,7 +69,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	default:
 		var loadDiags hcl.Diagnostics
 		m.diagSink = &loadDiags
-		p, b, st, unlock, ok = makePlan(m, &o, mode, name)
+		p, b, st, unlock, ok = makePlan(m, &o, o.mode(), name)
 		m.diagSink = nil
 		if !ok {
 			view.LoadFailed(m.diagFiles, loadDiags)
@@ -198,7 +191,6 @@ func terminalWidth() int {
 	return 100
 }
 
-// logPathOf is where a server's engine writes its log.
 // twoStageInterrupt handles SIGINT and SIGTERM during apply as Terraform
 // does: the first closes stopping (apply finishes the changes in flight and
 // starts no other), the second exits at once. interrupted reports whether a

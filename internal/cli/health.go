@@ -56,14 +56,11 @@ func resolveTarget(m *Meta, cmd string, n gate.Named) (s gate.Side, ok bool) {
 		m.secrets.Add(k)
 		return k, err
 	}
-	t, c, err := n.Resolve(load, readKey)
-	if err != nil {
-		if !errors.Is(err, errShown) {
-			m.view().Errorf("%v", err)
-		}
-		return s, false
+	s, err := n.Resolve(load, readKey)
+	if err != nil && !errors.Is(err, errShown) {
+		m.view().Errorf("%v", err)
 	}
-	return gate.Side{Target: t, Server: c}, true
+	return s, err == nil
 }
 
 // interruptible returns a context that Ctrl-C cancels.

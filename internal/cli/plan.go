@@ -68,6 +68,18 @@ func (o *planOptions) register(fs *pflag.FlagSet, apply bool) {
 	}
 }
 
+// mode is the plan's mode: -destroy (or the destroy command), else
+// -refresh-only, else a normal plan.
+func (o *planOptions) mode() plan.Mode {
+	switch {
+	case o.destroy:
+		return plan.ModeDestroy
+	case o.refreshOnly:
+		return plan.ModeRefreshOnly
+	}
+	return plan.ModeNormal
+}
+
 // serverNames turns -target/-replace values into names (plan.ServerNames),
 // printing the error of an unknown one.
 func serverNames(m *Meta, cfg *config.Config, st *state.File, addrs []string, flag string) ([]string, bool) {
@@ -115,8 +127,8 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 	p := plan.Make(in)
 	m.secrets.Add(p.Secrets.Values()...)
 	if !o.review {
-		// A review plan may stand in built-in flag lists for the installs.
-		// The probed engines against roofline.lock.hcl.
+		// The probed engines against roofline.lock.hcl (a review plan may
+		// stand in built-in flag lists for the installs).
 		p.Diagnostics = append(p.Diagnostics, enginelock.Check(config.LockFileName, cfg, plan.InstalledOf(in.Engines))...)
 	}
 	if m.diagSink != nil {
@@ -141,27 +153,21 @@ func runPlan(m *Meta, args []string) int {
 	if err := plan.CheckPolicies(o.failOn); err != nil {
 		return usageError(m, "plan", err.Error())
 	}
-	switch {
-	case o.format != "human" && o.format != "markdown":
-		return usageError(m, "plan", fmt.Sprintf("-format=%s: the formats are human and markdown (-json for JSON)", o.format))
-	case o.format == "markdown" && o.json:
-		return usageError(m, "plan", "-format=markdown and -json exclude each other")
+	for _, bad := range []struct {
+		when bool
+		msg  string
+	}{
+		{o.format != "human" && o.format != "markdown", fmt.Sprintf("-format=%s: the formats are human and markdown (-json for JSON)", o.format)},
+		{o.format == "markdown" && o.json, "-format=markdown and -json exclude each other"},
+		{o.snapshot != "" && o.out != "", "-out with -snapshot: a review plan cannot be applied, and saving one needs the host's state directory; keep its output instead (-format=markdown, -json)"},
+		{o.snapshot != "" && o.inventory != "", "-snapshot and -inventory exclude each other: the snapshot holds the host's GPUs"},
+		{o.destroy && o.refreshOnly, "-destroy and -refresh-only exclude each other"},
+	} {
+		if bad.when {
+			return usageError(m, "plan", bad.msg)
+		}
 	}
-	if o.snapshot != "" && o.out != "" {
-		return usageError(m, "plan", "-out with -snapshot: a review plan cannot be applied, and saving one needs the host's state directory; keep its output instead (-format=markdown, -json)")
-	}
-	if o.snapshot != "" && o.inventory != "" {
-		return usageError(m, "plan", "-snapshot and -inventory exclude each other: the snapshot holds the host's GPUs")
-	}
-	mode := plan.ModeNormal
-	switch {
-	case o.destroy && o.refreshOnly:
-		return usageError(m, "plan", "-destroy and -refresh-only exclude each other")
-	case o.destroy:
-		mode = plan.ModeDestroy
-	case o.refreshOnly:
-		mode = plan.ModeRefreshOnly
-	}
+	mode := o.mode()
 	vt := views.TypeOf(o.json)
 	if o.format == "markdown" {
 		vt = views.ViewMarkdown

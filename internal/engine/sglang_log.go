@@ -10,7 +10,7 @@ import (
 )
 
 // sglangLogs are the lines of SGLang's own log that name a failed start's
-// cause or a start's memory figures; texts quoted from SGLang's sources and
+// cause, show how far a start got, or give its memory figures; texts quoted from SGLang's sources and
 // public issue threads (engines.md §8, vram.md §3). SGLang prints "GB" but
 // divides by 2^30. What every engine prints is logdiag's.
 var sglangLogs = logdiag.Rules{

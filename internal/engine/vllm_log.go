@@ -10,7 +10,7 @@ import (
 )
 
 // vllmLogs are the lines of vLLM's own log (V0 and V1) that name a failed
-// start's cause or a start's memory figures; texts quoted from vLLM's
+// start's cause, show how far a start got, or give its memory figures; texts quoted from vLLM's
 // sources and public issue threads (engines.md §8, vram.md §2.5). What every
 // engine prints (argparse, CUDA, NCCL, Hugging Face) is logdiag's.
 var vllmLogs = logdiag.Rules{

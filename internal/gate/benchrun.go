@@ -6,16 +6,6 @@ import (
 	"github.com/roofline/roofline/internal/journal"
 )
 
-// Side is one server a bench command runs on: its target and, for a
-// configured server, where it came from (nil for a URL).
-type Side struct {
-	Target Target
-	Server *Configured
-}
-
-// Name names the side in output: server.NAME or its URL.
-func (s Side) Name() string { return s.Server.Name(s.Target) }
-
 // BenchHooks are what the bench command sees of its runs.
 type BenchHooks struct {
 	// Started begins a side's run: progress (nil for none) goes to the load

@@ -42,31 +42,47 @@ type Configured struct {
 	Model  *config.Model
 }
 
-// Resolve turns a checked Named into a target. An API key comes from the
-// key file given, else the server's api_key, else its api_key_file; readKey
-// reads a key file. load reads the configuration, for a SERVER only; its
+// Side is the server a gate command runs on: its target and, for a
+// configured server, where it came from (nil for a URL).
+type Side struct {
+	Target Target
+	Server *Configured
+}
+
+// Name names the side in output: server.NAME or its URL.
+func (s Side) Name() string {
+	if s.Server != nil {
+		return s.Server.Server.Addr()
+	}
+	return s.Target.BaseURL
+}
+
+// Resolve turns a checked Named into its side: the target and, for a
+// SERVER, the configured server. An API key comes from the key file given,
+// else the server's api_key, else its api_key_file; readKey reads a key
+// file. load reads the configuration, for a SERVER only; its
 // error is returned as it is.
-func (n Named) Resolve(load func() (*config.Config, error), readKey func(path string) (string, error)) (Target, *Configured, error) {
+func (n Named) Resolve(load func() (*config.Config, error), readKey func(path string) (string, error)) (Side, error) {
 	key := ""
 	if n.APIKeyFile != "" {
 		k, err := readKey(n.APIKeyFile)
 		if err != nil {
-			return Target{}, nil, fmt.Errorf("-api-key-file: %w", err)
+			return Side{}, fmt.Errorf("-api-key-file: %w", err)
 		}
 		key = k
 	}
 	if n.URL != "" {
 		t := Target{BaseURL: strings.TrimRight(n.URL, "/"), Model: n.Model, Engine: n.Engine, APIKey: key}
-		return t, nil, t.Validate()
+		return Side{Target: t}, t.Validate()
 	}
 	cfg, err := load()
 	if err != nil {
-		return Target{}, nil, err
+		return Side{}, err
 	}
 	name := strings.TrimPrefix(n.Args[0], "server.")
 	srv := cfg.Servers[name]
 	if srv == nil {
-		return Target{}, nil, fmt.Errorf("no server %q in the configuration.%s", name, suggest.DidYouMean(name, cfg.ServerNames()))
+		return Side{}, fmt.Errorf("no server %q in the configuration.%s", name, suggest.DidYouMean(name, cfg.ServerNames()))
 	}
 	c := &Configured{Config: cfg, Server: srv, Engine: cfg.Engines[srv.Engine], Model: cfg.Models[srv.Model]}
 	t := ServerTarget(srv, c.Engine, c.Model)
@@ -78,7 +94,7 @@ func (n Named) Resolve(load func() (*config.Config, error), readKey func(path st
 	case srv.APIKeyFile != "":
 		k, err := readKey(srv.APIKeyFile)
 		if err != nil {
-			return Target{}, nil, fmt.Errorf("%s: api_key_file: %w", srv.Addr(), err)
+			return Side{}, fmt.Errorf("%s: api_key_file: %w", srv.Addr(), err)
 		}
 		t.APIKey = k
 	}
@@ -88,16 +104,7 @@ func (n Named) Resolve(load func() (*config.Config, error), readKey func(path st
 	if n.Engine != "" {
 		t.Engine = n.Engine
 	}
-	return t, c, nil
-}
-
-// Name names a target in output: server.NAME for a configured one (c not
-// nil), else its URL.
-func (c *Configured) Name(t Target) string {
-	if c != nil {
-		return c.Server.Addr()
-	}
-	return t.BaseURL
+	return Side{Target: t, Server: c}, nil
 }
 
 // BenchBlock is the server's gate.bench block; nil for none or for a URL.

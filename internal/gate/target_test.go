@@ -70,7 +70,8 @@ func TestNamedResolve(t *testing.T) {
 		{name: "unknown server", n: Named{Args: []string{"chta"}}, err: `no server "chta" in the configuration. Did you mean "chat"?`},
 		{name: "flag's key file missing", n: Named{Args: []string{"chat"}, APIKeyFile: "/keys/none"}, err: "-api-key-file: /keys/none is missing"},
 	} {
-		got, c, err := tc.n.Resolve(load, readKey)
+		side, err := tc.n.Resolve(load, readKey)
+		got := side.Target
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
@@ -80,22 +81,22 @@ func TestNamedResolve(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("%s: Resolve = %+v, %v\nwant %+v", tc.name, got, err, tc.want)
 		}
-		if name := c.Name(got); (tc.from == "" && name != got.BaseURL) || (tc.from != "" && name != "server."+tc.from) {
+		if name := side.Name(); (tc.from == "" && name != got.BaseURL) || (tc.from != "" && name != "server."+tc.from) {
 			t.Errorf("%s: named %q", tc.name, name)
 		}
 	}
 	// A server's unreadable api_key_file is named with the server.
 	delete(keys, "/keys/filed")
-	if _, _, err := (Named{Args: []string{"filed"}}).Resolve(load, readKey); err == nil || !strings.Contains(err.Error(), "server.filed: api_key_file:") {
+	if _, err := (Named{Args: []string{"filed"}}).Resolve(load, readKey); err == nil || !strings.Contains(err.Error(), "server.filed: api_key_file:") {
 		t.Errorf("unreadable api_key_file: %v", err)
 	}
 	// A URL never loads the configuration; a load's error comes back as it is.
 	failed := errors.New("diagnostics shown")
 	noLoad := func() (*config.Config, error) { return nil, failed }
-	if _, _, err := (Named{URL: "http://127.0.0.1:1"}).Resolve(noLoad, readKey); err != nil {
+	if _, err := (Named{URL: "http://127.0.0.1:1"}).Resolve(noLoad, readKey); err != nil {
 		t.Errorf("a URL loaded the configuration: %v", err)
 	}
-	if _, _, err := (Named{Args: []string{"chat"}}).Resolve(noLoad, readKey); err != failed {
+	if _, err := (Named{Args: []string{"chat"}}).Resolve(noLoad, readKey); err != failed {
 		t.Errorf("load error = %v", err)
 	}
 }

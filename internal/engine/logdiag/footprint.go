@@ -15,6 +15,8 @@ import (
 // lines) the field is the one that limits the server: the minimum KV cache
 // memory, KV tokens, GPU blocks and concurrency (both engines size the KV
 // cache by the smallest rank), and the maximum weights and CUDA-graph memory.
+// The lines each figure comes from are the kinds' (Rules.Footprint,
+// engine/vllm_log.go and sglang_log.go); the fields name them.
 type Footprint struct {
 	Engine string `json:"engine,omitempty"` // the kind whose lines were recognised (Rules.Kind)
 

@@ -62,9 +62,9 @@ type Classifier struct {
 	phases              phases
 }
 
-// New returns the classifier of the shared rules and of kinds' rules, tried
-// in the order the shared table gives their classes (argument parsing
-// first, the out-of-memory catch-all last), shared rules first within one.
+// New returns the classifier of the shared rules and of kinds' rules. A line
+// is named by the first rule that matches, tried class by class (order),
+// the shared rules first within a class, then the kinds' in the order given.
 func New(kinds ...Rules) *Classifier {
 	c := &Classifier{rules: slices.Clone(shared)}
 	for _, k := range kinds {
@@ -77,22 +77,30 @@ func New(kinds ...Rules) *Classifier {
 	}
 	slices.SortStableFunc(c.rules, func(a, b Rule) int { return rank(a.Class) - rank(b.Class) })
 	c.phases = newPhases(kinds)
-	for _, s := range c.starts {
-		c.footprintHints = append(c.footprintHints, []byte(s))
-	}
+	// Every line of a log is tested for each hint: each once.
+	var hints []string
 	for _, f := range c.footprint {
-		c.footprintHints = append(c.footprintHints, []byte(f.Hint))
+		hints = append(hints, f.Hint)
+	}
+	for _, h := range append(slices.Clone(c.starts), hints...) {
+		if !slices.ContainsFunc(c.footprintHints, func(b []byte) bool { return string(b) == h }) {
+			c.footprintHints = append(c.footprintHints, []byte(h))
+		}
 	}
 	return c
 }
 
 // order is the order in which rules of each class are tried: nothing runs
 // after argument parsing fails, and an out-of-memory error is often the
-// consequence of a cause printed with it. A class not listed comes last.
+// consequence of a cause printed with it, so its rules come last of all. A
+// class not listed comes after the listed ones.
 var order = []string{BadFlag, KVTooSmall, NoKVMemory, FreeMemBelowUtil, SGLangMemFraction, PortInUse,
-	MissingFiles, UnsupportedArch, DriverMismatch, NCCLError, classOOM}
+	MissingFiles, UnsupportedArch, DriverMismatch, NCCLError}
 
 func rank(class string) int {
+	if class == classOOM {
+		return len(order) + 1
+	}
 	if i := slices.Index(order, class); i >= 0 {
 		return i
 	}
