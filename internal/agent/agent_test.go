@@ -290,6 +290,11 @@ func TestRebootIsNoted(t *testing.T) {
 
 func TestSettingsFile(t *testing.T) {
 	dir := t.TempDir()
+	base := DefaultSettings()
+	base.MaxRestarts = 7
+	if s, err := LoadSettings("", base); err != nil || s != base {
+		t.Errorf("no settings file: %+v, %v; want the base", s, err)
+	}
 	for _, tc := range []struct {
 		name, body, err string
 		check           func(Settings) bool

@@ -20,6 +20,20 @@ type Endpoint struct {
 	Snapshot func(ctx context.Context, w io.Writer) error
 }
 
+// Unprotected reports whether the endpoint would serve beyond this host
+// without a token (a listen address that is not loopback needs one); err
+// is an address that names no interface.
+func (e Endpoint) Unprotected() (bool, error) {
+	if e.Listen == "off" {
+		return false, nil
+	}
+	loop, err := IsLoopback(e.Listen)
+	if err != nil {
+		return false, err
+	}
+	return !loop && e.Token == "", nil
+}
+
 // Serve runs the agent until ctx ends: the HTTP endpoint, the settings
 // re-read from settingsPath over base on every signal from hup, systemd's
 // notifications and watchdog, then the endpoint's shutdown. The servers

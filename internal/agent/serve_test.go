@@ -133,3 +133,22 @@ func TestServeOff(t *testing.T) {
 		t.Errorf("Serve = %v, report %v, log:\n%s", err, a.Report() != nil, log.all())
 	}
 }
+
+func TestEndpointUnprotected(t *testing.T) {
+	for _, tc := range []struct {
+		ep         Endpoint
+		open, fail bool
+	}{
+		{Endpoint{Listen: "off"}, false, false},
+		{Endpoint{Listen: "127.0.0.1:9478"}, false, false},
+		{Endpoint{Listen: "0.0.0.0:9478"}, true, false},
+		{Endpoint{Listen: ":9478"}, true, false},
+		{Endpoint{Listen: "0.0.0.0:9478", Token: "t"}, false, false},
+		{Endpoint{Listen: "gpu-host:9478"}, false, true},
+	} {
+		open, err := tc.ep.Unprotected()
+		if open != tc.open || (err != nil) != tc.fail {
+			t.Errorf("%+v: Unprotected = %v, %v", tc.ep, open, err)
+		}
+	}
+}

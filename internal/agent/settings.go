@@ -75,9 +75,12 @@ type settingsFile struct {
 	HangChecks     *int    `json:"hang_checks"`
 }
 
-// LoadSettings reads a settings file over base: what the file sets wins.
-// The agent calls it at start and on SIGHUP.
+// LoadSettings reads a settings file over base: what the file sets wins;
+// no file ("") is base. The agent calls it at start and on SIGHUP.
 func LoadSettings(path string, base Settings) (Settings, error) {
+	if path == "" {
+		return base, nil
+	}
 	b, err := fsx.ReadFile(path, 1<<20)
 	if err != nil {
 		return base, fmt.Errorf("agent settings: %w", err)

@@ -33,7 +33,7 @@ var allowed = map[string][]string{
 	"internal/views":           {"internal/apply", "internal/gate", "internal/plan", "internal/jsonplan", "internal/diagfmt", "internal/version", "internal/state", "internal/journal", "internal/gpu", "internal/model", "internal/vram", "internal/engine", "internal/engine/logdiag", "internal/textdiff", "internal/enginelock", "internal/snapshot", "internal/suggest"},
 	"internal/snapshot":        {"internal/config", "internal/engine", "internal/enginelock", "internal/gpu", "internal/journal", "internal/model", "internal/plan", "internal/rehearsal", "internal/state", "internal/version", "internal/vram"},
 	"internal/agent":           {"internal/state", "internal/journal", "internal/jsonplan", "internal/engine", "internal/engine/logdiag"},
-	"internal/agent/live":      {"internal/agent", "internal/apply", "internal/config", "internal/gate", "internal/plan", "internal/state"},
+	"internal/agent/live":      {"internal/agent", "internal/apply", "internal/config", "internal/gate", "internal/plan", "internal/snapshot", "internal/state"},
 	"internal/journal":         {"internal/jsonplan", "internal/state", "internal/gpu"},
 	"internal/rehearsal":       {"internal/config", "internal/engine", "internal/engine/kinds", "internal/engine/refdata", "internal/model", "internal/vram", "internal/vram/fromodel", "internal/gpu"},
 	"internal/state":           {"internal/version", "internal/suggest"},

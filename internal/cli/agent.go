@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log"
 	"os"
 	"os/signal"
@@ -18,6 +17,7 @@ import (
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/snapshot"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/views"
 )
@@ -62,29 +62,22 @@ func runAgent(m *Meta, args []string) int {
 	if err := base.Validate(); err != nil {
 		return usageError(m, "agent", err.Error())
 	}
-	settings := base
-	if *settingsPath != "" {
-		s, err := agent.LoadSettings(*settingsPath, base)
-		if err != nil {
-			m.view().Errorf("%v", err)
-			return ExitError
-		}
-		settings = s
+	settings, err := agent.LoadSettings(*settingsPath, base)
+	if err != nil {
+		m.view().Errorf("%v", err)
+		return ExitError
 	}
 	token, err := agent.ReadToken(*tokenFile, os.Getenv)
 	if err != nil {
 		m.view().Errorf("%v", err)
 		return ExitError
 	}
-	if *listen != "off" {
-		loop, err := agent.IsLoopback(*listen)
-		if err != nil {
-			return usageError(m, "agent", err.Error())
-		}
-		if !loop && token == "" {
-			m.view().AgentUnprotected(*listen)
-			return ExitError
-		}
+	ep := agent.Endpoint{Listen: *listen, Token: token}
+	if open, err := ep.Unprotected(); err != nil {
+		return usageError(m, "agent", err.Error())
+	} else if open {
+		m.view().AgentUnprotected(*listen)
+		return ExitError
 	}
 	b, ok := openBackend(m)
 	if !ok || !b.needSelf(m) {
@@ -110,7 +103,7 @@ func runAgent(m *Meta, args []string) int {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	ep := agent.Endpoint{Listen: *listen, Token: token, Snapshot: func(ctx context.Context, w io.Writer) error { return writeAgentSnapshot(ctx, w, m, b) }}
+	ep.Snapshot = h.Snapshot
 	if err := a.Serve(ctx, ep, hup, *settingsPath, base); err != nil {
 		m.view().Errorf("%v", err)
 		return ExitError
@@ -132,6 +125,9 @@ func agentHost(m *Meta, b *backend, logf func(string, ...any)) *live.Host {
 			return &apply.Applier{State: b.states, Drivers: b.drivers, Gates: newGates(m), Hooks: views.LogHooks{Logf: logf},
 				StateDir: b.stateDir, Proxies: b.proxies(), Secrets: m.secrets}
 		},
+		Take: func(ctx context.Context, cfg *config.Config, st *state.File) *snapshot.File {
+			return b.takeSnapshot(ctx, cfg, st, "", false)
+		},
 		Journal: func(p *plan.Plan) func(*state.Server, *plan.Change) {
 			return journalFor(b, func() *gpu.Snapshot { return p.Snapshot })
 		},
@@ -148,20 +144,6 @@ func loadNow(m *Meta) func() (*config.Config, error) {
 		m.noteSecrets(cfg)
 		return cfg, nil
 	}
-}
-
-// writeAgentSnapshot writes /snapshot: the host snapshot of roofline
-// snapshot, taken with the configuration as it is now.
-func writeAgentSnapshot(ctx context.Context, w io.Writer, m *Meta, b *backend) error {
-	st, err := b.states.Read()
-	if err != nil {
-		return err
-	}
-	cfg, diags := config.LoadDirInputs(".", m.inputs())
-	if diags.HasErrors() {
-		return errors.New("the configuration does not load: " + diags.Error())
-	}
-	return b.takeSnapshot(ctx, cfg.HostOnly(), st, "", false).Write(w)
 }
 
 func runCheck(m *Meta, args []string) int {

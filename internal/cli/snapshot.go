@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"time"
 
 	"github.com/roofline/roofline/internal/config"
-	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/snapshot"
 	"github.com/roofline/roofline/internal/state"
@@ -44,17 +41,15 @@ func runSnapshot(m *Meta, args []string) int {
 	if *hostName != "" {
 		snap.Host = *hostName
 	}
-	var buf bytes.Buffer
-	if err := snap.Write(&buf); err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
-		return ExitError
-	}
 	if *out == "-" {
-		_, _ = m.Out.Write(buf.Bytes())
+		if err := snap.Write(m.Out); err != nil {
+			m.view().Errorf("%v", err)
+			return ExitError
+		}
 		return ExitOK
 	}
-	if err := fsx.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
-		fmt.Fprintf(m.Err, "Error: writing the snapshot: %v\n", err)
+	if err := snap.Save(*out); err != nil {
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	m.view().SnapshotWritten(snap, *out)
@@ -77,7 +72,7 @@ func (b *backend) takeSnapshot(ctx context.Context, cfg *config.Config, st *stat
 func makeSnapshotPlan(m *Meta, o *planOptions, mode plan.Mode) (*plan.Plan, *state.File, bool) {
 	snap, err := snapshot.Read(o.snapshot)
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: -snapshot: %v\n", err)
+		m.view().Errorf("-snapshot: %v", err)
 		return nil, nil, false
 	}
 	m.asDir = snap.ConfigDir

@@ -9,6 +9,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/enginelock"
+	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/model"
@@ -260,6 +262,19 @@ func (f *File) Write(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", " ")
 	return enc.Encode(f)
+}
+
+// Save writes the snapshot to path, replacing it atomically; it is no
+// secret (0644: CI and reviewers read it).
+func (f *File) Save(path string) error {
+	var buf bytes.Buffer
+	if err := f.Write(&buf); err != nil {
+		return err
+	}
+	if err := fsx.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing the snapshot: %w", err)
+	}
+	return nil
 }
 
 // maxSize bounds what Read accepts; a snapshot is a few hundred KiB.

@@ -78,3 +78,30 @@ func TestTakeAttributesAndHidesSecrets(t *testing.T) {
 		t.Error("a broken file is accepted")
 	}
 }
+
+// TestSave: the file holds what Write writes, reads back, is readable by
+// others (0644), and a path that cannot be written says so.
+func TestSave(t *testing.T) {
+	f := Take(&plan.Inputs{Prior: state.NewFile(), Snapshot: gputest.H100s(1)}, nil, "gpu-01", time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	var want bytes.Buffer
+	if err := f.Write(&want); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "s.json")
+	if err := f.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("saved %d bytes (%v), want what Write writes (%d)", len(got), err, want.Len())
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
+	}
+	if back, err := Read(path); err != nil || back.Host != "gpu-01" {
+		t.Errorf("Read = %+v, %v", back, err)
+	}
+	if err := f.Save(filepath.Join(t.TempDir(), "missing", "s.json")); err == nil || !strings.Contains(err.Error(), "writing the snapshot") {
+		t.Errorf("Save into a missing directory: %v", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/roofline/roofline/internal/gate"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/secret"
+	"github.com/roofline/roofline/internal/snapshot"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -45,7 +47,8 @@ type States interface {
 // driver, health gate and gates. It refuses to start a server whose
 // configuration changed since the last apply: that is apply's job. It also
 // ends rollback windows (Retire) and runs the one-shot health gate
-// (Generate). Generate needs only Load and Secrets.
+// (Generate), and writes the host snapshot (Snapshot). Generate needs only
+// Load and Secrets.
 type Host struct {
 	States States
 	// Load loads the configuration as it is now (the state never holds
@@ -60,6 +63,9 @@ type Host struct {
 	// Journal records the rollouts of a restart of plan p; a rollback
 	// window's end is no rollout.
 	Journal func(p *plan.Plan) func(s *state.Server, c *plan.Change)
+	// Take records what refresh finds on this host for cfg (the host
+	// snapshot of roofline snapshot).
+	Take func(ctx context.Context, cfg *config.Config, st *state.File) *snapshot.File
 	// Secrets is the output mask; API keys read from files are added.
 	Secrets *secret.Set
 	Logf    func(string, ...any)
@@ -90,6 +96,21 @@ func (h *Host) Generate(ctx context.Context, s *state.Server) error {
 		return err
 	}
 	return gate.Serves(ctx, gate.Target{BaseURL: gate.LocalURL(s.Host, s.Port), Model: s.Model.ServedName, Engine: s.Engine.Kind, APIKey: key})
+}
+
+// Snapshot writes the agent's /snapshot: the host snapshot, taken with
+// the configuration as it is now (its servers on this host), so that CI
+// can fetch it for plan -review -snapshot.
+func (h *Host) Snapshot(ctx context.Context, w io.Writer) error {
+	st, err := h.States.Read()
+	if err != nil {
+		return err
+	}
+	cfg, err := h.Load()
+	if err != nil {
+		return fmt.Errorf("the configuration does not load: %v", err)
+	}
+	return h.Take(ctx, cfg.HostOnly(), st).Write(w)
 }
 
 // Restart implements agent.Restarter.
