@@ -44,6 +44,7 @@ var allowed = map[string][]string{
 	"internal/kube/live":       {"internal/config", "internal/kube", "internal/engine", "internal/engine/logdiag", "internal/gpu", "internal/model", "internal/vram", "internal/vram/fromodel", "internal/textdiff"},
 	"internal/vram/fromodel":   {"internal/model", "internal/vram"},
 	"internal/model/modeltest": {"internal/model", "internal/suggest"},
+	"internal/gpu":             {"internal/suggest"},
 	"internal/gpu/gputest":     {"internal/gpu"},
 	// Test helpers (conformance suites, builders) of their parent package.
 	"internal/state/statetest":          {"internal/state"},

@@ -30,22 +30,11 @@ func runStateMv(m *Meta, args []string) int {
 	if fs.NArg() != 2 {
 		return usageError(m, "state mv", "expected two addresses: SOURCE DESTINATION, such as server.beta server.gamma")
 	}
-	from, err := config.ParseServerAddr(fs.Arg(0))
-	if err == nil {
-		var to string
-		to, err = config.ParseServerAddr(fs.Arg(1))
-		if err == nil && from == to {
-			err = fmt.Errorf("source and destination are both server.%s", from)
-		}
-		if err == nil {
-			return stateMv(m, *dir, *dryRun, *lockTimeout, from, to)
-		}
+	from, to, err := config.ParseMove(fs.Arg(0), fs.Arg(1))
+	if err != nil {
+		return usageError(m, "state mv", err.Error())
 	}
-	return usageError(m, "state mv", err.Error())
-}
-
-func stateMv(m *Meta, dir string, dryRun bool, lockTimeout time.Duration, from, to string) int {
-	sm, f, unlock, ok := stateFor(m, dir, "state mv", !dryRun, lockTimeout)
+	sm, f, unlock, ok := stateFor(m, *dir, "state mv", !*dryRun, *lockTimeout)
 	if !ok {
 		return ExitError
 	}
@@ -55,7 +44,7 @@ func stateMv(m *Meta, dir string, dryRun bool, lockTimeout time.Duration, from, 
 		m.view().MoveRefused(from, to, s == nil, f.Names())
 		return ExitError
 	}
-	if dryRun {
+	if *dryRun {
 		m.view().WouldMove(from, to)
 		return ExitOK
 	}

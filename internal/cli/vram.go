@@ -133,36 +133,20 @@ func countTrue(bs ...bool) int {
 
 // vramResolveGPUs turns -gpu-gib, -gpu or a snapshot into the GPU facts.
 func vramResolveGPUs(a *vramArgs, tp, pp int) (views.VRAMGPUs, error) {
-	var g views.VRAMGPUs
 	switch {
 	case a.gpuGiBSet:
-		g.Total = uint64(a.gpuGiB * vram.GiB)
-		g.Source = fmt.Sprintf("%.2f GiB per GPU (-gpu-gib)", a.gpuGiB)
-		return g, nil
+		return views.VRAMGPUsOfGiB(a.gpuGiB), nil
 	case a.gpuNameSet:
-		p, ok := gpu.Preset(a.gpuName)
-		if !ok {
-			return g, fmt.Errorf("unknown GPU %q.%s Known: %s; or give -gpu-gib with the total the CUDA runtime reports",
-				a.gpuName, suggest.DidYouMean(a.gpuName, gpu.PresetNames()), strings.Join(gpu.PresetNames(), ", "))
-		}
-		g.Name, g.Total, g.NVML, g.CC = p.Name, p.CUDATotalBytes(), p.MemoryTotalBytes, p.ComputeCapability
-		g.Source = "preset " + a.gpuName
-		return g, nil
+		p, err := gpu.PresetNamed(a.gpuName)
+		return views.VRAMGPUsOfPreset(p, a.gpuName), err
 	}
 	snap, err := inventoryFor(a.inventory).Snapshot(context.Background())
+	if err != nil && a.inventory == "" {
+		err = fmt.Errorf("%v\nWithout GPUs on this host, give -gpu NAME, -gpu-gib F or -inventory FILE", err)
+	}
 	if err != nil {
-		if a.inventory == "" {
-			return g, fmt.Errorf("%v\nWithout GPUs on this host, give -gpu NAME, -gpu-gib F or -inventory FILE", err)
-		}
-		return g, err
+		return views.VRAMGPUs{}, err
 	}
 	picked, err := snap.Pick(a.gpus, a.gpusSet, tp, pp)
-	if err != nil {
-		return g, err
-	}
-	g = views.VRAMGPUsOf(picked, snap.Source)
-	if g.Total == 0 {
-		return g, fmt.Errorf("%s reports no memory for GPU %d", snap.Source, picked[0].Index)
-	}
-	return g, nil
+	return views.VRAMGPUsOf(picked, snap.Source), err
 }

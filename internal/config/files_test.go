@@ -235,6 +235,18 @@ func TestMoved(t *testing.T) {
 			t.Errorf("ParseServerAddr(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
+	for _, tc := range []struct{ src, dst, from, to, err string }{
+		{"server.beta", "gamma", "beta", "gamma", ""},
+		{`web["a"]`, "server.web[0]", `web["a"]`, "web[0]", ""},
+		{"beta", "server.beta", "", "", "source and destination are both server.beta"},
+		{"engine.a", "b", "", "", `"engine.a" is not a server address`},
+		{"a", "server.", "", "", `"server." is not a server address`},
+	} {
+		from, to, err := ParseMove(tc.src, tc.dst)
+		if from != tc.from || to != tc.to || (err == nil) != (tc.err == "") || err != nil && !strings.HasPrefix(err.Error(), tc.err) {
+			t.Errorf("ParseMove(%q, %q) = %q, %q, %v; want %q, %q, %q", tc.src, tc.dst, from, to, err, tc.from, tc.to, tc.err)
+		}
+	}
 }
 
 func TestVersionMeets(t *testing.T) {

@@ -114,3 +114,19 @@ func ParseServerAddr(s string) (string, error) {
 	}
 	return name, nil
 }
+
+// ParseMove parses a rename as roofline state mv takes it (SOURCE
+// DESTINATION), to the instance names a moved block's from and to would
+// hold: two server addresses (ParseServerAddr), not the same one.
+func ParseMove(src, dst string) (from, to string, err error) {
+	if from, err = ParseServerAddr(src); err != nil {
+		return "", "", err
+	}
+	if to, err = ParseServerAddr(dst); err != nil {
+		return "", "", err
+	}
+	if from == to {
+		return "", "", fmt.Errorf("source and destination are both server.%s", from)
+	}
+	return from, to, nil
+}

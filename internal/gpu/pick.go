@@ -10,8 +10,22 @@ import (
 // Pick chooses the GPUs of the snapshot that a TP x PP engine runs on: the
 // ones list names (comma-separated indexes, the -gpus flag) when listed is
 // set, else the first TP x PP by index. Each listed index is parsed and
-// looked up before the next, so the first bad one is the one reported.
+// looked up before the next, so the first bad one is the one reported. A
+// picked GPU that reports no memory cannot be sized for: an error.
 func (s *Snapshot) Pick(list string, listed bool, tp, pp int) ([]*GPU, error) {
+	picked, err := s.pick(list, listed, tp, pp)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range picked {
+		if d.CUDATotalBytes() == 0 {
+			return nil, fmt.Errorf("%s reports no memory for GPU %d", s.Source, d.Index)
+		}
+	}
+	return picked, nil
+}
+
+func (s *Snapshot) pick(list string, listed bool, tp, pp int) ([]*GPU, error) {
 	n := tp * pp
 	var picked []*GPU
 	if !listed {

@@ -57,3 +57,19 @@ func TestSnapshotPick(t *testing.T) {
 		})
 	}
 }
+
+// A picked GPU that reports no memory (a snapshot of a broken or MIG-less
+// listing) cannot be sized for; the one named is that GPU.
+func TestSnapshotPickNoMemory(t *testing.T) {
+	snap := gputest.H100s(3)
+	snap.GPUs[1].MemoryTotalBytes, snap.GPUs[1].MemoryReservedBytes = 0, 0
+	if _, err := snap.Pick("", false, 1, 1); err != nil {
+		t.Errorf("GPU 0 alone: %v", err)
+	}
+	want := fmt.Sprintf("%s reports no memory for GPU 1", snap.Source)
+	for _, list := range []string{"", "2,1"} {
+		if _, err := snap.Pick(list, list != "", 2, 1); err == nil || err.Error() != want {
+			t.Errorf("-gpus %q: err = %v, want %q", list, err, want)
+		}
+	}
+}

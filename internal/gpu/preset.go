@@ -1,8 +1,11 @@
 package gpu
 
 import (
+	"fmt"
 	"math"
 	"strings"
+
+	"github.com/roofline/roofline/internal/suggest"
 )
 
 // preset is a common GPU as NVML and the CUDA runtime report it. cudaGiB is
@@ -56,6 +59,16 @@ func Preset(name string) (GPU, bool) {
 		}
 	}
 	return GPU{}, false
+}
+
+// PresetNamed is Preset for -gpu NAME: an unknown name is an error that
+// lists the presets.
+func PresetNamed(name string) (GPU, error) {
+	if p, ok := Preset(name); ok {
+		return p, nil
+	}
+	return GPU{}, fmt.Errorf("unknown GPU %q.%s Known: %s; or give -gpu-gib with the total the CUDA runtime reports",
+		name, suggest.DidYouMean(name, PresetNames()), strings.Join(PresetNames(), ", "))
 }
 
 // PresetNames lists the canonical preset names, for usage texts and

@@ -2,6 +2,7 @@ package gpu_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/roofline/roofline/internal/gpu"
@@ -62,5 +63,16 @@ func TestPreset(t *testing.T) {
 		if _, ok := gpu.Preset(n); !ok {
 			t.Errorf("listed preset %q does not resolve", n)
 		}
+	}
+}
+
+func TestPresetNamed(t *testing.T) {
+	if g, err := gpu.PresetNamed("h100"); err != nil || g.Name != "NVIDIA H100 80GB HBM3" {
+		t.Errorf("PresetNamed(h100) = %q, %v", g.Name, err)
+	}
+	_, err := gpu.PresetNamed("H10O")
+	if err == nil || !strings.HasPrefix(err.Error(), `unknown GPU "H10O". Did you mean "H100"? Known: H100, H100-PCIE,`) ||
+		!strings.HasSuffix(err.Error(), "; or give -gpu-gib with the total the CUDA runtime reports") {
+		t.Errorf("PresetNamed(H10O): %v", err)
 	}
 }

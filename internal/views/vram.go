@@ -25,6 +25,16 @@ type VRAMGPUs struct {
 	Source  string   `json:"-"` // where the figures come from, in words
 }
 
+// VRAMGPUsOfGiB is gib GiB per GPU (-gpu-gib), nothing else known.
+func VRAMGPUsOfGiB(gib float64) VRAMGPUs {
+	return VRAMGPUs{Total: uint64(gib * vram.GiB), Source: fmt.Sprintf("%.2f GiB per GPU (-gpu-gib)", gib)}
+}
+
+// VRAMGPUsOfPreset is GPUs like p, the preset -gpu name names.
+func VRAMGPUsOfPreset(p gpu.GPU, name string) VRAMGPUs {
+	return VRAMGPUs{Name: p.Name, Total: p.CUDATotalBytes(), NVML: p.MemoryTotalBytes, CC: p.ComputeCapability, Source: "preset " + name}
+}
+
 // VRAMGPUsOf is what an engine on the picked GPUs of a snapshot sees: the
 // smallest one's totals (every rank claims the same share), the first
 // one's name and compute capability, and each one's free memory.

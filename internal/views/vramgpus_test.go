@@ -40,3 +40,19 @@ func TestVRAMGPUsOf(t *testing.T) {
 		t.Fatal("the fixture does not tell the GPUs apart: the test checks nothing")
 	}
 }
+
+// -gpu-gib and -gpu NAME size for GPUs of which only the totals are known:
+// no indexes, no free memory (the JSON leaves them out).
+func TestVRAMGPUsOfGiBAndPreset(t *testing.T) {
+	gib := 79.18
+	g := VRAMGPUsOfGiB(gib)
+	if g.Total != uint64(gib*(1<<30)) || g.Total>>20 != 81080 || g.Name != "" || g.Indexes != nil || g.Free != nil || g.Source != "79.18 GiB per GPU (-gpu-gib)" {
+		t.Errorf("VRAMGPUsOfGiB = %+v", g)
+	}
+	h100, _ := gpu.Preset("H100")
+	g = VRAMGPUsOfPreset(h100, "h100")
+	if g.Name != "NVIDIA H100 80GB HBM3" || g.Total != h100.CUDATotalBytes() || g.NVML != h100.MemoryTotalBytes || g.CC != "9.0" ||
+		g.Indexes != nil || g.Free != nil || g.Source != "preset h100" {
+		t.Errorf("VRAMGPUsOfPreset = %+v", g)
+	}
+}
