@@ -10,7 +10,6 @@ import (
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/suggest"
 	"github.com/roofline/roofline/internal/views"
-	"github.com/spf13/pflag"
 )
 
 func init() {
@@ -47,11 +46,6 @@ func runState(m *Meta, args []string) int {
 	}
 	m.view().UsageErr(views.UsageState)
 	return ExitError
-}
-
-// stateDirFlag adds -state-dir to fs.
-func stateDirFlag(fs *pflag.FlagSet) *string {
-	return fs.String("state-dir", "", "")
 }
 
 // openState returns the state manager for -state-dir, or else for the
@@ -110,7 +104,7 @@ func stateFor(m *Meta, dir, op string, lock bool, timeout time.Duration) (sm *st
 func runStateList(m *Meta, args []string) int {
 	fs := newFlags("state list")
 	jsonOut := fs.Bool("json", false, "")
-	dir := stateDirFlag(fs)
+	dir := fs.String("state-dir", "", "")
 	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
@@ -128,7 +122,7 @@ func runStateList(m *Meta, args []string) int {
 func runStateShow(m *Meta, args []string) int {
 	fs := newFlags("state show")
 	jsonOut := fs.Bool("json", false, "")
-	dir := stateDirFlag(fs)
+	dir := fs.String("state-dir", "", "")
 	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
@@ -152,7 +146,7 @@ func runStateRm(m *Meta, args []string) int {
 	fs := newFlags("state rm")
 	dryRun := fs.Bool("dry-run", false, "")
 	lockTimeout := fs.Duration("lock-timeout", 0, "")
-	dir := stateDirFlag(fs)
+	dir := fs.String("state-dir", "", "")
 	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
