@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/roofline/roofline/internal/agent"
 	"github.com/roofline/roofline/internal/engine/kinds"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/enginelock"
@@ -123,6 +124,20 @@ func TestJournalViews(t *testing.T) {
 	})
 }
 
+func TestCheckViews(t *testing.T) {
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	rep := &agent.Report{Time: at, BootID: "b1", Drift: 1, Servers: []agent.ServerReport{
+		{Name: "qwen", Status: state.StatusReady, PID: 4242, Port: 8000, Alive: true, Healthy: ptr(true), Up: true, Restarts: 1},
+		{Name: "llama", Status: state.StatusReady, PID: 99, Port: 8001, Detail: "pid 99 is gone", Drift: "the process is gone",
+			Restarts: 3, Failures: 3, GaveUp: true, FailureClass: "oom_weights", FailureCause: "CUDA out of memory while loading the weights"},
+	}}
+	runViewCases(t, []viewCase{
+		{"check", false, func(v *View) { NewCheck(ViewHuman, v).Report(rep) }},
+		{"check-empty", false, func(v *View) { NewCheck(ViewHuman, v).Report(&agent.Report{Time: at}) }},
+		{"check.json", false, func(v *View) { NewCheck(ViewJSON, v).Report(rep) }},
+	})
+}
+
 func TestGPUViews(t *testing.T) {
 	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	busy := gputest.H100s(2, gputest.WithHost("gpu-1"), gputest.WithTakenAt(at), gputest.WithDriver("570.86.15", "12.8"),
@@ -131,6 +146,11 @@ func TestGPUViews(t *testing.T) {
 	runViewCases(t, []viewCase{
 		{"gpu", false, func(v *View) { _ = NewGPU(ViewHuman, v).Snapshot(busy) }},
 		{"gpu-none", false, func(v *View) { _ = NewGPU(ViewHuman, v).Snapshot(gputest.H100s(0, gputest.WithTakenAt(at))) }},
+		{"gpu-warning", false, func(v *View) {
+			s := gputest.H100s(1, gputest.WithTakenAt(at))
+			s.Warnings = []string{"GPU 0: memory: Not Supported"}
+			_ = NewGPU(ViewHuman, v).Snapshot(s)
+		}},
 	})
 	v, out, _ := testView(false)
 	if err := NewGPU(ViewJSON, v).Snapshot(busy); err != nil || !strings.Contains(out.String(), `"gpu-1"`) {
