@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -211,6 +210,14 @@ func historyOf(entries []journal.Entry) map[string]*history {
 	return out
 }
 
+// CheckHost is Check on this host: the journal of the state directory
+// dir (unreadable: no history), this boot's id, the time now.
+func CheckHost(ctx context.Context, st *state.File, dir string, obs Observer, gen Generator) *Report {
+	entries, _ := journal.Read(journal.Path(dir))
+	boot, _ := HostBootID()
+	return Check(ctx, st, obs, gen, entries, boot, time.Now())
+}
+
 // Check observes every server once, read-only: roofline check. The
 // journal adds what an agent did (restarts, give-ups and their causes).
 func Check(ctx context.Context, st *state.File, obs Observer, gen Generator, entries []journal.Entry, bootID string, now time.Time) *Report {
@@ -230,44 +237,6 @@ func Check(ctx context.Context, st *state.File, obs Observer, gen Generator, ent
 		}
 	}
 	return rep
-}
-
-// WriteText prints a report for people.
-func (rep *Report) WriteText(w io.Writer) {
-	if len(rep.Servers) == 0 {
-		fmt.Fprintln(w, "No servers in the state.")
-		return
-	}
-	for _, r := range rep.Servers {
-		verdict := "up"
-		if !r.Up {
-			verdict = "DOWN"
-		}
-		fmt.Fprintf(w, "server.%s: %s (%s", r.Name, verdict, r.Status)
-		if r.PID > 0 && r.Alive {
-			fmt.Fprintf(w, ", pid %d", r.PID)
-		}
-		fmt.Fprintf(w, ", port %d)", r.Port)
-		if r.Restarts > 0 {
-			fmt.Fprintf(w, ", restarted %d time(s) by the agent", r.Restarts)
-		}
-		fmt.Fprintln(w)
-		if r.Drift != "" {
-			fmt.Fprintf(w, "  drift: %s\n", r.Drift)
-		}
-		if r.Detail != "" {
-			fmt.Fprintf(w, "  %s\n", r.Detail)
-		}
-		if r.FailureClass != "" {
-			fmt.Fprintf(w, "  cause (%s): %s\n", r.FailureClass, r.FailureCause)
-		}
-		if r.GaveUp {
-			fmt.Fprintf(w, "  the agent gave up after %d failed restart(s); fix the cause and run roofline apply\n", r.Failures)
-		}
-	}
-	if rep.Drift > 0 {
-		fmt.Fprintf(w, "\n%d server(s) drifted from the state.\n", rep.Drift)
-	}
 }
 
 // classifyLog names the cause of a failure from the last MiB of a log of an

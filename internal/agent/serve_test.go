@@ -152,3 +152,21 @@ func TestEndpointUnprotected(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckHost: roofline check reads what an agent did from the journal
+// of the state directory; a directory without one has no history.
+func TestCheckHost(t *testing.T) {
+	w := newWorld("a")
+	a := testAgent(t, w)
+	tick(a)
+	w.set(func() { w.alive["a"] = false })
+	tick(a)
+	ctx := context.Background()
+	st, _ := w.Read()
+	if rep := CheckHost(ctx, st, a.Dir, w, w); len(rep.Servers) != 1 || rep.Servers[0].Restarts != 1 || !rep.Servers[0].Up || rep.Time.IsZero() {
+		t.Errorf("with the agent's journal: %+v", rep)
+	}
+	if rep := CheckHost(ctx, st, t.TempDir(), w, w); len(rep.Servers) != 1 || rep.Servers[0].Restarts != 0 {
+		t.Errorf("without a journal: %+v", rep)
+	}
+}

@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 	"internal/gate/gatetest":   {"internal/engine/kinds"},
 	"internal/proxy":           {"internal/engine"},
 	"internal/enginelock":      {"internal/config", "internal/engine"},
-	"internal/views":           {"internal/apply", "internal/gate", "internal/plan", "internal/jsonplan", "internal/diagfmt", "internal/version", "internal/state", "internal/journal", "internal/gpu", "internal/model", "internal/vram", "internal/engine", "internal/engine/logdiag", "internal/textdiff", "internal/enginelock", "internal/snapshot", "internal/suggest"},
+	"internal/views":           {"internal/agent", "internal/apply", "internal/gate", "internal/plan", "internal/jsonplan", "internal/diagfmt", "internal/version", "internal/state", "internal/journal", "internal/gpu", "internal/model", "internal/vram", "internal/engine", "internal/engine/logdiag", "internal/textdiff", "internal/enginelock", "internal/snapshot", "internal/suggest"},
 	"internal/snapshot":        {"internal/config", "internal/engine", "internal/enginelock", "internal/gpu", "internal/journal", "internal/model", "internal/plan", "internal/rehearsal", "internal/state", "internal/version", "internal/vram"},
 	"internal/agent":           {"internal/state", "internal/journal", "internal/jsonplan", "internal/engine", "internal/engine/logdiag"},
 	"internal/agent/live":      {"internal/agent", "internal/apply", "internal/config", "internal/gate", "internal/plan", "internal/snapshot", "internal/state"},

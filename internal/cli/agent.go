@@ -8,14 +8,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/roofline/roofline/internal/agent"
 	"github.com/roofline/roofline/internal/agent/live"
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/gpu"
-	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/snapshot"
 	"github.com/roofline/roofline/internal/state"
@@ -160,20 +158,14 @@ func runCheck(m *Meta, args []string) int {
 	if !ok {
 		return ExitError
 	}
-	entries, _ := journal.Read(journal.Path(b.stateDir))
-	boot, _ := agent.HostBootID()
-	rep := agent.Check(context.Background(), st, live.Observer{O: newObserver(b.drivers, b.stateDir)}, &live.Host{Load: loadNow(m), Secrets: m.secrets}, entries, boot, time.Now())
+	rep := agent.CheckHost(context.Background(), st, b.stateDir, live.Observer{O: newObserver(b.drivers, b.stateDir)}, &live.Host{Load: loadNow(m), Secrets: m.secrets})
 	if *textfile != "" {
 		if err := agent.WriteTextfile(*textfile, rep); err != nil {
 			m.view().Errorf("writing %s: %v", *textfile, err)
 			return ExitError
 		}
 	}
-	if *jsonOut {
-		views.WriteReport(m.Out, rep)
-	} else {
-		rep.WriteText(m.Out)
-	}
+	views.NewCheck(views.TypeOf(*jsonOut), m.view()).Report(rep)
 	if rep.Drift > 0 {
 		return ExitChanges
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
+	"github.com/roofline/roofline/internal/kube/live"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/views"
@@ -88,19 +89,14 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	// Servers on Kubernetes clusters (kube.go): planned now, applied after
 	// the host's servers. A saved plan file holds the host's servers only.
 	var clusters []*clusterRun
-	clusterChanges := false
 	if !saved && p.Mode != plan.ModeRefreshOnly && !o.json { // -json streams cover the host
 		var cok bool
-		clusters, cok = planClusters(m, b.full, destroy)
-		if !cok {
+		if clusters, cok = planClusters(m, b.full, destroy); !cok {
 			m.view().ApplyPlanErrors(true)
 			return ExitError
 		}
-		for _, r := range clusters {
-			clusterChanges = clusterChanges || r.Plan.HasChanges()
-		}
 	}
-	if !p.HasChanges() && !clusterChanges && !(p.Mode == plan.ModeRefreshOnly && len(p.Drift) > 0) {
+	if !p.HasChanges() && !live.Changes(clusters) && !(p.Mode == plan.ModeRefreshOnly && len(p.Drift) > 0) {
 		view.NoChanges(saved, destroy)
 		return ExitOK
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/enginelock"
+	"github.com/roofline/roofline/internal/kube/live"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/views"
@@ -196,9 +197,7 @@ func runPlan(m *Meta, args []string) int {
 			view.ClusterErrors()
 			return ExitError
 		}
-		for _, r := range runs {
-			clusterChanges = clusterChanges || r.Plan.HasChanges()
-		}
+		clusterChanges = live.Changes(runs)
 	}
 	if p.HasErrors() {
 		view.Errors(m.InAutomation)

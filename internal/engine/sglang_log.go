@@ -16,7 +16,7 @@ import (
 var sglangLogs = logdiag.Rules{
 	Kind: kinds.SGLang,
 	Failures: []logdiag.Rule{
-		{Class: logdiag.BadFlag, Keys: []string{"User-specified context_length"}, Summary: sglangContextSummary},
+		{Class: logdiag.BadFlag, Keys: []string{"User-specified context_length"}},
 		{Class: logdiag.FreeMemBelowUtil, Keys: []string{"The memory capacity is unbalanced"},
 			Summary: func(string) string {
 				return "Free GPU memory differs between the tensor-parallel GPUs: some are used by other processes."
@@ -70,16 +70,8 @@ var sglangLogs = logdiag.Rules{
 
 // Numbers quoted from SGLang's messages, for one-line summaries.
 var (
-	reSGLangContext  = regexp.MustCompile(`User-specified (context_length) \((\d+)\) is greater than the derived context_length \(([^)]*)\)`)
 	reSGLangFraction = regexp.MustCompile(`mem[_-]fraction[_-]static=([\d.]+)`)
 )
-
-func sglangContextSummary(msg string) string {
-	if m := reSGLangContext.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("%s %s is above the model's limit (%s).", m[1], m[2], m[3])
-	}
-	return ""
-}
 
 func sglangFractionSummary(msg string) string {
 	if m := reSGLangFraction.FindStringSubmatch(msg); m != nil {

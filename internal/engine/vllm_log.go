@@ -17,7 +17,7 @@ var vllmLogs = logdiag.Rules{
 	Kind: kinds.VLLM,
 	Failures: []logdiag.Rule{
 		{Class: logdiag.BadFlag, Keys: []string{"invalid tool call parser", "invalid reasoning parser"}, Summary: vllmParserSummary},
-		{Class: logdiag.BadFlag, Keys: []string{"User-specified max_model_len"}, Summary: vllmUserLenSummary},
+		{Class: logdiag.BadFlag, Keys: []string{"User-specified max_model_len"}},
 		{Class: logdiag.BadFlag, Keys: []string{"requires --tool-call-parser", "is smaller than max_model_len"}},
 		{Class: logdiag.BadFlag, Keys: []string{"validation error for "}, Re: regexp.MustCompile(`validation error for \w*(?:Config|Args)\b`), Weak: true},
 
@@ -90,7 +90,6 @@ var vllmKVContext = []string{"Available KV cache memory", "reserved for KV Cache
 // class's summary.
 var (
 	reVLLMParser    = regexp.MustCompile(`invalid (tool call|reasoning) parser: ([^ (]+)`)
-	reVLLMUserLen   = regexp.MustCompile(`User-specified (max_model_len) \((\d+)\) is greater than the derived max_model_len \(([^)]*)\)`)
 	reVLLMMaxSeq    = regexp.MustCompile(`max seq len \((\d+)\)`)
 	reVLLMNeededGiB = regexp.MustCompile(`([\d.]+) GiB KV cache is needed`)
 	reVLLMAvailGiB  = regexp.MustCompile(`available KV cache memory \(([\d.]+) GiB\)`)
@@ -104,13 +103,6 @@ var (
 func vllmParserSummary(msg string) string {
 	if m := reVLLMParser.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("This engine version has no %s parser %s.", m[1], strings.Trim(m[2], "'\"{}"))
-	}
-	return ""
-}
-
-func vllmUserLenSummary(msg string) string {
-	if m := reVLLMUserLen.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("%s %s is above the model's limit (%s).", m[1], m[2], m[3])
 	}
 	return ""
 }

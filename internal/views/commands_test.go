@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/roofline/roofline/internal/agent"
 	"github.com/roofline/roofline/internal/engine/kinds"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/enginelock"
@@ -120,6 +121,20 @@ func TestJournalViews(t *testing.T) {
 		{"journal-empty", false, func(v *View) { NewJournal(ViewHuman, v).Entries("/s/journal.jsonl", nil) }},
 		{"journal-empty.json", false, func(v *View) { NewJournal(ViewJSON, v).Entries("/s/journal.jsonl", nil) }},
 		{"journal.json", false, func(v *View) { NewJournal(ViewJSON, v).Entries("/s/journal.jsonl", entries[:1]) }},
+	})
+}
+
+func TestCheckViews(t *testing.T) {
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	rep := &agent.Report{Time: at, BootID: "b1", Drift: 1, Servers: []agent.ServerReport{
+		{Name: "qwen", Status: state.StatusReady, PID: 4242, Port: 8000, Alive: true, Healthy: ptr(true), Up: true, Restarts: 1},
+		{Name: "llama", Status: state.StatusReady, PID: 99, Port: 8001, Detail: "pid 99 is gone", Drift: "the process is gone",
+			Restarts: 3, Failures: 3, GaveUp: true, FailureClass: "oom_weights", FailureCause: "CUDA out of memory while loading the weights"},
+	}}
+	runViewCases(t, []viewCase{
+		{"check", false, func(v *View) { NewCheck(ViewHuman, v).Report(rep) }},
+		{"check-empty", false, func(v *View) { NewCheck(ViewHuman, v).Report(&agent.Report{Time: at}) }},
+		{"check.json", false, func(v *View) { NewCheck(ViewJSON, v).Report(rep) }},
 	})
 }
 

@@ -6,53 +6,43 @@ import (
 	"testing"
 )
 
-// readAll returns the contents of the testdata files that match pattern.
-func readAll(b *testing.B, pattern string) [][]byte {
+// benchFiles runs f on each testdata file that matches pattern once per
+// iteration.
+func benchFiles(b *testing.B, pattern string, f func(b *testing.B, log []byte)) {
 	files, _ := filepath.Glob(pattern)
 	if len(files) == 0 {
 		b.Fatalf("no files match %s", pattern)
 	}
-	var out [][]byte
-	for _, f := range files {
-		data, err := os.ReadFile(f)
+	var logs [][]byte
+	n := 0
+	for _, name := range files {
+		data, err := os.ReadFile(name)
 		if err != nil {
 			b.Fatal(err)
 		}
-		out = append(out, data)
+		logs = append(logs, data)
+		n += len(data)
 	}
-	return out
+	b.SetBytes(int64(n))
+	for b.Loop() {
+		for _, l := range logs {
+			f(b, l)
+		}
+	}
 }
 
 // BenchmarkClassifyReal classifies each excerpt of real engine logs
-// (testdata/real) once per iteration: the cost of the rules on real lines.
+// (testdata/real): the cost of the rules on real lines.
 func BenchmarkClassifyReal(b *testing.B) {
-	logs := readAll(b, "testdata/real/*.log")
-	n := 0
-	for _, l := range logs {
-		n += len(l)
-	}
-	b.SetBytes(int64(n))
-	for b.Loop() {
-		for _, l := range logs {
-			Classify(l)
-		}
-	}
+	benchFiles(b, "testdata/real/*.log", func(_ *testing.B, log []byte) { Classify(log) })
 }
 
 // BenchmarkFootprintReal reads the footprint of each real start in
-// testdata/footprint once per iteration.
+// testdata/footprint.
 func BenchmarkFootprintReal(b *testing.B) {
-	logs := readAll(b, "testdata/footprint/*.log")
-	n := 0
-	for _, l := range logs {
-		n += len(l)
-	}
-	b.SetBytes(int64(n))
-	for b.Loop() {
-		for _, l := range logs {
-			if ParseFootprint(l) == nil {
-				b.Fatal("no footprint")
-			}
+	benchFiles(b, "testdata/footprint/*.log", func(b *testing.B, log []byte) {
+		if ParseFootprint(log) == nil {
+			b.Fatal("no footprint")
 		}
-	}
+	})
 }

@@ -19,6 +19,7 @@ var (
 	reModelType     = regexp.MustCompile("has model type `([^`]+)` but Transformers does not recognize")
 	reArchs         = regexp.MustCompile(`architectures? (\[[^\]]*\])`)
 	reArgparse      = regexp.MustCompile(`: error: (.*)$`)
+	reUserLen       = regexp.MustCompile(`User-specified (\w+) \((\d+)\) is greater than the derived \w+ \(([^)]*)\)`)
 	reNCCL          = regexp.MustCompile(`NCCL error:? (.*)$`)
 	reExceptionHead = regexp.MustCompile(`^[\w.]*(?:Error|Exception): `)
 )
@@ -98,6 +99,11 @@ func summarize(class, msg string) string {
 		}
 		return "NCCL failed: " + shortMessage(msg) + "."
 	case BadFlag:
+		// "User-specified max_model_len (N) is greater than the derived ..."
+		// (vLLM; SGLang's says context_length).
+		if m := reUserLen.FindStringSubmatch(msg); m != nil {
+			return fmt.Sprintf("%s %s is above the model's limit (%s).", m[1], m[2], m[3])
+		}
 		if m := reArgparse.FindStringSubmatch(msg); m != nil {
 			return "The engine's argument parser refused the command line: " + clip(m[1], 200) + "."
 		}

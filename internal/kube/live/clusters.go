@@ -47,6 +47,16 @@ func PlanClusters(ctx context.Context, cfg *config.Config, destroy bool, pf *Pre
 	return runs, ok
 }
 
+// Changes reports whether one of the cluster plans changes something.
+func Changes(runs []*Run) bool {
+	for _, r := range runs {
+		if r.Plan.HasChanges() {
+			return true
+		}
+	}
+	return false
+}
+
 // ApplyClusters carries out the cluster plans that change something:
 // server-side apply, the rollout, the health gate through the
 // generation's Service (health, against the server's served model name),

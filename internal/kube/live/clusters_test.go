@@ -38,3 +38,20 @@ func TestPlanClustersUnreachable(t *testing.T) {
 		}
 	}
 }
+
+func TestChanges(t *testing.T) {
+	same := &Run{Plan: &Plan{Servers: []*ServerPlan{{Action: NoOp}}}}
+	changed := &Run{Plan: &Plan{Servers: []*ServerPlan{{Action: NoOp}, {Action: Update}}}}
+	for _, tc := range []struct {
+		runs []*Run
+		want bool
+	}{
+		{nil, false},
+		{[]*Run{same}, false},
+		{[]*Run{same, changed}, true},
+	} {
+		if got := Changes(tc.runs); got != tc.want {
+			t.Errorf("Changes(%d runs) = %v, want %v", len(tc.runs), got, tc.want)
+		}
+	}
+}
