@@ -88,7 +88,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	}
 	// Servers on Kubernetes clusters (kube.go): planned now, applied after
 	// the host's servers. A saved plan file holds the host's servers only.
-	var clusters []*clusterRun
+	var clusters []*live.Run
 	if !saved && p.Mode != plan.ModeRefreshOnly && !o.json { // -json streams cover the host
 		var cok bool
 		if clusters, cok = planClusters(m, b.full, destroy); !cok {

@@ -194,7 +194,7 @@ func (b *backend) refresher(inventoryFlag string, reprobe bool) *plan.Refresher 
 		Inventory: b.inventory(inventoryFlag),
 		Engines:   b.prober(reprobe),
 		Observer:  newObserver(b.drivers, b.stateDir),
-		Ports:     &portChecker{},
+		Ports:     &plan.LivePorts{},
 		Journal:   journal.Path(b.stateDir),
 		StateDir:  b.stateDir,
 	}

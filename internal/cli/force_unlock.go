@@ -16,7 +16,7 @@ func init() {
 func runForceUnlock(m *Meta, args []string) int {
 	fs := newFlags("force-unlock")
 	force := fs.Bool("force", false, "")
-	dir := stateDirFlag(fs)
+	dir := fs.String("state-dir", "", "")
 	if !parseFlags(m, fs, args) {
 		return ExitError
 	}

@@ -221,6 +221,3 @@ func runPlan(m *Meta, args []string) int {
 	}
 	return ExitOK
 }
-
-// portChecker is the live port check of this host (plan.LivePorts).
-type portChecker = plan.LivePorts

@@ -61,7 +61,7 @@ func runSnapshot(m *Meta, args []string) int {
 func (b *backend) takeSnapshot(ctx context.Context, cfg *config.Config, st *state.File, inventory string, reprobe bool) *snapshot.File {
 	in := b.refresh(ctx, inventory, reprobe, cfg, st)
 	host, _ := os.Hostname()
-	f := snapshot.Take(in, &portChecker{}, host, time.Now())
+	f := snapshot.Take(in, &plan.LivePorts{}, host, time.Now())
 	f.Self = b.self
 	return f
 }

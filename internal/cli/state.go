@@ -11,7 +11,6 @@ import (
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/suggest"
 	"github.com/roofline/roofline/internal/views"
-	"github.com/spf13/pflag"
 )
 
 func init() {
@@ -48,11 +47,6 @@ func runState(m *Meta, args []string) int {
 	}
 	m.view().UsageErr(views.UsageState)
 	return ExitError
-}
-
-// stateDirFlag adds -state-dir to fs.
-func stateDirFlag(fs *pflag.FlagSet) *string {
-	return fs.String("state-dir", "", "")
 }
 
 // openState returns the state manager for -state-dir, or else for the
@@ -111,7 +105,7 @@ func stateFor(m *Meta, dir, op string, lock bool, timeout time.Duration) (sm *st
 func runStateList(m *Meta, args []string) int {
 	fs := newFlags("state list")
 	jsonOut := fs.Bool("json", false, "")
-	dir := stateDirFlag(fs)
+	dir := fs.String("state-dir", "", "")
 	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
@@ -129,7 +123,7 @@ func runStateList(m *Meta, args []string) int {
 func runStateShow(m *Meta, args []string) int {
 	fs := newFlags("state show")
 	jsonOut := fs.Bool("json", false, "")
-	dir := stateDirFlag(fs)
+	dir := fs.String("state-dir", "", "")
 	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
@@ -153,7 +147,7 @@ func runStateRm(m *Meta, args []string) int {
 	fs := newFlags("state rm")
 	dryRun := fs.Bool("dry-run", false, "")
 	lockTimeout := fs.Duration("lock-timeout", 0, "")
-	dir := stateDirFlag(fs)
+	dir := fs.String("state-dir", "", "")
 	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}

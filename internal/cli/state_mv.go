@@ -23,7 +23,7 @@ func runStateMv(m *Meta, args []string) int {
 	fs := newFlags("state mv")
 	dryRun := fs.Bool("dry-run", false, "")
 	lockTimeout := fs.Duration("lock-timeout", 0, "")
-	dir := stateDirFlag(fs)
+	dir := fs.String("state-dir", "", "")
 	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
