@@ -146,6 +146,11 @@ func TestGPUViews(t *testing.T) {
 	runViewCases(t, []viewCase{
 		{"gpu", false, func(v *View) { _ = NewGPU(ViewHuman, v).Snapshot(busy) }},
 		{"gpu-none", false, func(v *View) { _ = NewGPU(ViewHuman, v).Snapshot(gputest.H100s(0, gputest.WithTakenAt(at))) }},
+		{"gpu-warning", false, func(v *View) {
+			s := gputest.H100s(1, gputest.WithTakenAt(at))
+			s.Warnings = []string{"GPU 0: memory: Not Supported"}
+			_ = NewGPU(ViewHuman, v).Snapshot(s)
+		}},
 	})
 	v, out, _ := testView(false)
 	if err := NewGPU(ViewJSON, v).Snapshot(busy); err != nil || !strings.Contains(out.String(), `"gpu-1"`) {
