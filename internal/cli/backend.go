@@ -197,6 +197,7 @@ func (b *backend) refresher(inventoryFlag string, reprobe bool) *plan.Refresher 
 		Ports:     &plan.LivePorts{},
 		Journal:   journal.Path(b.stateDir),
 		StateDir:  b.stateDir,
+		Drivers:   b.drivers,
 	}
 }
 

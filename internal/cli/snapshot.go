@@ -86,7 +86,7 @@ func makeSnapshotPlan(m *Meta, o *planOptions, mode plan.Mode) (*plan.Plan, *sta
 	if !ok1 || !ok2 {
 		return nil, nil, false
 	}
-	p := snap.ReviewPlan(cfg, mode, targets, replaces, time.Now(), o.snapshotMaxAge)
+	p := snap.ReviewPlan(cfg, newDrivers(), mode, targets, replaces, time.Now(), o.snapshotMaxAge)
 	m.secrets.Add(p.Secrets.Values()...)
 	if m.diagSink != nil {
 		p.Diagnostics = append(*m.diagSink, p.Diagnostics...)

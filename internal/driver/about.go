@@ -54,12 +54,12 @@ func (s *Set) StopHint(i state.Instance, port int, obs *Observed, err error) str
 	if a := s.about[i.Driver]; a != nil {
 		return a.StopHint(i, port, obs, err)
 	}
-	what := i.Describe()
+	what := i.Driver + " " + i.ID // in full: a person types it
 	switch {
 	case err != nil:
 		return fmt.Sprintf("%s (port %d) may still run (%v).", what, port, err)
 	case !obs.Remains():
 		return fmt.Sprintf("Its instance (%s) is no longer running; there is nothing to stop.", what)
 	}
-	return fmt.Sprintf("Still running: %s on port %d (driver %s).", what, port, i.Driver)
+	return fmt.Sprintf("Still running: %s on port %d.", what, port)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/driver"
 	"github.com/roofline/roofline/internal/state"
 )
@@ -119,5 +120,56 @@ func TestSyncLog(t *testing.T) {
 	}
 	if want := []string{"docker read abc"}; strings.Join(calls, "|") != strings.Join(want, "|") {
 		t.Fatalf("calls %q; want %q", calls, want)
+	}
+}
+
+// runsEngine runs the servers of one engine block (a test driver's rule).
+type runsEngine struct {
+	driver.About
+	engine string
+}
+
+func (r runsEngine) Runs(_ *config.Server, e *config.Engine) bool { return e.Name == r.engine }
+
+// TestChoose: plan's choice of a server's driver is the first registered
+// driver whose About runs it; none is an error that names the drivers.
+func TestChoose(t *testing.T) {
+	s := driver.NewSet().
+		Register("box", nil, runsEngine{engine: "boxed"}).
+		Register("any", nil, runsEngine{engine: "boxed"}).
+		Register("quiet", nil, nil). // never chosen
+		Register("other", nil, runsEngine{engine: "other"})
+	for _, tc := range []struct{ engine, want, err string }{
+		{"boxed", "box", ""},
+		{"other", "other", ""},
+		{"nobody", "", `no driver of this roofline runs server "web" (it has any, box, other, quiet)`},
+	} {
+		got, err := s.Choose(&config.Server{Name: "web"}, &config.Engine{Name: tc.engine})
+		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
+			t.Errorf("Choose(%s) = %q, %v; want %q, %q", tc.engine, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// TestDescribeWithoutAbout: a driver registered without an About is
+// described generically, by its name and id.
+func TestDescribeWithoutAbout(t *testing.T) {
+	s := driver.NewSet().Register("vm", nil, nil)
+	i := state.Instance{Driver: "vm", ID: "i-0123456789abcdef", LaunchID: "l"}
+	if l, v := s.Identity(i); l != "id" || v != i.ID {
+		t.Errorf("Identity = %q, %q", l, v)
+	}
+	for _, tc := range []struct {
+		obs  *driver.Observed
+		err  error
+		want string
+	}{
+		{&driver.Observed{Alive: true}, nil, "Still running: vm i-0123456789abcdef on port 8000."},
+		{&driver.Observed{}, nil, "Its instance (vm i-0123456789abcdef) is no longer running; there is nothing to stop."},
+		{nil, errors.New("denied"), "vm i-0123456789abcdef (port 8000) may still run (denied)."},
+	} {
+		if got := s.StopHint(i, 8000, tc.obs, tc.err); got != tc.want {
+			t.Errorf("StopHint = %q; want %q", got, tc.want)
+		}
 	}
 }

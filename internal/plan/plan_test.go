@@ -109,7 +109,7 @@ func run(t *testing.T, c tc) *Plan {
 		t.Fatalf("config: %v", diags)
 	}
 	rehearsal.ResolveAll(cfg, "/usr/bin/roofline") // as the CLI does
-	in := &Inputs{Config: cfg, Prior: c.prior, Snapshot: c.snap, Engines: map[string]EngineResult{}, Models: map[string]ModelResult{},
+	in := &Inputs{Config: cfg, Drivers: testDrivers, Prior: c.prior, Snapshot: c.snap, Engines: map[string]EngineResult{}, Models: map[string]ModelResult{},
 		Observed: c.observed, Ports: c.ports, Mode: c.mode, Replace: c.replace,
 		Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 	if in.Snapshot == nil {
@@ -465,7 +465,7 @@ model "elsewhere" {
 	}
 	mk := func(review bool) *Plan {
 		rehearsal.ResolveAll(cfg, "/usr/bin/roofline") // as the CLI does
-		in := &Inputs{Config: cfg, Snapshot: gputest.H100s(8), Engines: map[string]EngineResult{}, Models: map[string]ModelResult{},
+		in := &Inputs{Config: cfg, Drivers: testDrivers, Snapshot: gputest.H100s(8), Engines: map[string]EngineResult{}, Models: map[string]ModelResult{},
 			Review: review, Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 		for name := range cfg.Engines {
 			in.Engines[name] = EngineResult{Err: fmt.Errorf("executable %q not found", "/opt/vllm/bin/vllm")}

@@ -165,7 +165,16 @@ type Inputs struct {
 	// ReadImport reads the process an import block names, for the blocks
 	// plan imports (imports.go); nil: none is read.
 	ReadImport func(id config.ImportID) *ImportedProcess
-	Now        time.Time
+	// Drivers chooses each server's driver: the driver set cli fills,
+	// where each driver says which servers it runs. plan names no driver.
+	Drivers DriverChooser
+	Now     time.Time
+}
+
+// DriverChooser names the driver that runs server s, whose engine block is
+// e (driver.Set.Choose), or says why none does.
+type DriverChooser interface {
+	Choose(s *config.Server, e *config.Engine) (string, error)
 }
 
 // Make plans. It never fails: problems are diagnostics in the plan.
@@ -570,13 +579,19 @@ func (pl *planner) desire(s *config.Server) {
 		GPUs:   slices.Clone(s.GPUs),
 		Host:   s.Host,
 		Port:   s.Port,
-		Driver: state.DriverProcess,
 		Image:  e.Image,
 		Gate: &GateSpec{HealthTimeout: s.Gate.HealthTimeout, SmokeToolcall: s.Gate.SmokeToolcall,
 			Reasoning: s.ReasoningParser != "", Bench: s.Gate.Bench},
 	}
-	if e.Image != "" {
-		d.Driver = state.DriverDocker
+	var err error
+	if pl.in.Drivers == nil {
+		err = errors.New("this plan was made without the driver set (a bug in roofline)")
+	} else {
+		d.Driver, err = pl.in.Drivers.Choose(s, e)
+	}
+	if err != nil {
+		pl.diag(hcl.DiagError, ptr(s.DeclRange), "No driver runs this server", "Server %q: %v.", s.Name, err)
+		return
 	}
 	if prev := pl.prior.Servers[s.Name]; prev != nil && prev.Model.Files == nil && prev.Model.Fingerprint != "" &&
 		prev.Model.Fingerprint == mr.LegacyFingerprint && prev.Model.Path == m.Path {

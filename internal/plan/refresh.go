@@ -46,6 +46,8 @@ type Refresher struct {
 	Inspect func(dir string) (*model.Info, error)
 	// StateDir holds the calibrations (state.CalibrationsFile); "" = none.
 	StateDir string
+	// Drivers chooses each server's driver (Inputs.Drivers).
+	Drivers DriverChooser
 }
 
 // Refresh probes engines and models (in parallel), observes every server of
@@ -58,6 +60,7 @@ func (r *Refresher) Refresh(ctx context.Context, cfg *config.Config, prior *stat
 		Models:   map[string]ModelResult{},
 		Observed: map[string]*Observation{},
 		Ports:    r.Ports,
+		Drivers:  r.Drivers,
 		Now:      time.Now(),
 	}
 	var mu sync.Mutex

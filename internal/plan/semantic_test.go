@@ -35,7 +35,7 @@ func planSourceIn(t *testing.T, dir string, src []byte, prior *state.File, obs m
 		t.Fatalf("config: %v\n%s", diags, src)
 	}
 	rehearsal.ResolveAll(cfg, "/usr/bin/roofline") // as the CLI does
-	in := &Inputs{Config: cfg, Prior: prior, Snapshot: gputest.H100s(8), Engines: map[string]EngineResult{}, Models: map[string]ModelResult{},
+	in := &Inputs{Config: cfg, Drivers: testDrivers, Prior: prior, Snapshot: gputest.H100s(8), Engines: map[string]EngineResult{}, Models: map[string]ModelResult{},
 		Observed: obs, Ports: fakePorts{}, Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 	for name, e := range cfg.Engines {
 		if inst, ok := engine.Reference(e.Kind, e.Version); ok {
@@ -275,7 +275,7 @@ func TestModelFilesNamedInPlan(t *testing.T) {
 	in := func(files map[string]string, legacy string) *Plan {
 		cfg, _ := config.Load(models, []string{"main.hcl"}, map[string][]byte{"main.hcl": src})
 		rehearsal.ResolveAll(cfg, "/usr/bin/roofline") // as the CLI does
-		i := &Inputs{Config: cfg, Prior: st, Observed: obs, Snapshot: gputest.H100s(8), Engines: map[string]EngineResult{}, Models: map[string]ModelResult{}, Ports: fakePorts{}}
+		i := &Inputs{Config: cfg, Drivers: testDrivers, Prior: st, Observed: obs, Snapshot: gputest.H100s(8), Engines: map[string]EngineResult{}, Models: map[string]ModelResult{}, Ports: fakePorts{}}
 		for name, e := range cfg.Engines {
 			inst, _ := engine.Reference(e.Kind, e.Version)
 			i.Engines[name] = EngineResult{Installed: inst}

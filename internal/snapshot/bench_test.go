@@ -81,7 +81,7 @@ func hostSnapshot(b testing.TB) (cfgDir, snapPath string) {
 		b.Fatal(diags)
 	}
 	rehearsal.ResolveAll(cfg, "/usr/bin/roofline") // as the CLI does
-	in := &plan.Inputs{Config: cfg, Snapshot: gputest.H100s(8), Engines: map[string]plan.EngineResult{}, Models: map[string]plan.ModelResult{},
+	in := &plan.Inputs{Config: cfg, Drivers: testDrivers, Snapshot: gputest.H100s(8), Engines: map[string]plan.EngineResult{}, Models: map[string]plan.ModelResult{},
 		Observed: map[string]*plan.Observation{}, Now: time.Now()}
 	for name, e := range cfg.Engines {
 		inst, _ := engine.Reference(e.Kind, e.Version)
@@ -141,6 +141,7 @@ func reviewPlan(b testing.TB, cfgDir, snapPath string, w io.Writer) *plan.Plan {
 	}
 	rehearsal.ResolveAll(cfg, snap.Self) // as the CLI does, as the host runs it
 	in := snap.Inputs(cfg)
+	in.Drivers = testDrivers
 	in.Review, in.Now = true, time.Now()
 	p := plan.Make(in)
 	plan.RenderHuman(w, p.ToJSON(), func(s string) string { return colorTags.ReplaceAllString(s, "") })

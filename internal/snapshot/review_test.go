@@ -24,7 +24,7 @@ func TestReviewPlan(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &File{Host: "gpu-7", CreatedAt: now.Add(-tc.age), State: state.NewFile(), Self: "/usr/bin/roofline"}
 			cfg := &config.Config{Engines: map[string]*config.Engine{}, Models: map[string]*config.Model{}, Servers: map[string]*config.Server{}}
-			p := f.ReviewPlan(cfg, plan.ModeNormal, nil, nil, now, tc.maxAge)
+			p := f.ReviewPlan(cfg, testDrivers, plan.ModeNormal, nil, nil, now, tc.maxAge)
 			if !p.Review || p.SnapshotHost != "gpu-7" || !p.SnapshotCreatedAt.Equal(f.CreatedAt) {
 				t.Errorf("review %v, host %q, taken %s: want a review plan of gpu-7's snapshot", p.Review, p.SnapshotHost, p.SnapshotCreatedAt)
 			}

@@ -366,10 +366,11 @@ func (f *File) Unreadable() int {
 // rehearsal engines resolved to the host's roofline, the engine lock file
 // checked, the snapshot's age warned about past maxAge (0: never). Nothing
 // is probed, locked or written. The plan is a review plan: it cannot be
-// applied.
-func (f *File) ReviewPlan(cfg *config.Config, mode plan.Mode, targets, replaces []string, now time.Time, maxAge time.Duration) *plan.Plan {
+// applied. drivers chooses each server's driver, as on the host.
+func (f *File) ReviewPlan(cfg *config.Config, drivers plan.DriverChooser, mode plan.Mode, targets, replaces []string, now time.Time, maxAge time.Duration) *plan.Plan {
 	rehearsal.ResolveAll(cfg, f.Self)
 	in := f.Inputs(cfg)
+	in.Drivers = drivers
 	rehearsal.UseInventory(in.Config, in.Snapshot)
 	in.Mode, in.Targets, in.Replace = mode, targets, replaces
 	in.Review = true

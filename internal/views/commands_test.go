@@ -14,8 +14,6 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/roofline/roofline/internal/agent"
 	"github.com/roofline/roofline/internal/driver"
-	"github.com/roofline/roofline/internal/driver/docker"
-	"github.com/roofline/roofline/internal/driver/process"
 	"github.com/roofline/roofline/internal/engine/kinds"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/enginelock"
@@ -467,7 +465,7 @@ func TestStateViews(t *testing.T) {
 	f.Set(box)
 	f.Serial, f.Lineage = 7, "lin-1"
 	// The drivers word identities and hints (driver.About), as cli's set does.
-	drivers := driver.NewSet().Register(state.DriverProcess, nil, process.About{}).Register(state.DriverDocker, nil, docker.About{})
+	drivers := testDrivers
 	seen := func(i state.Instance, port int, obs *driver.Observed, err error) *ProcessSeen {
 		return &ProcessSeen{Hint: drivers.StopHint(i, port, obs, err)}
 	}

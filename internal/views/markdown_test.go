@@ -100,7 +100,7 @@ func makePlan(t *testing.T, dir, src string, prior *state.File, targets []string
 		t.Fatal(diags)
 	}
 	rehearsal.ResolveAll(cfg, "/usr/bin/roofline") // as the CLI does
-	in := &plan.Inputs{Config: cfg, Prior: prior, Snapshot: gputest.H100s(4), Engines: map[string]plan.EngineResult{}, Models: map[string]plan.ModelResult{},
+	in := &plan.Inputs{Config: cfg, Drivers: testDrivers, Prior: prior, Snapshot: gputest.H100s(4), Engines: map[string]plan.EngineResult{}, Models: map[string]plan.ModelResult{},
 		Observed: map[string]*plan.Observation{}, Targets: targets, Now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	inst, _ := engine.Reference("vllm", "0.16.0")
 	in.Engines["vllm"] = plan.EngineResult{Installed: inst}
