@@ -154,7 +154,7 @@ func desired(name, model string, port int) *plan.Desired {
 
 func newApplier(t *testing.T, d *fakeDriver, g *fakeGates) (*Applier, *recorder) {
 	rec := &recorder{}
-	set, dir := driver.NewSet().Register(state.DriverProcess, d), t.TempDir()
+	set, dir := driver.NewSet().Register(state.DriverProcess, d, nil), t.TempDir()
 	return &Applier{State: rec, Drivers: set, Gates: g, StateDir: dir,
 		Proxies: launch.Launcher{Drivers: set, StateDir: dir, Command: []string{"false"}}}, rec
 }

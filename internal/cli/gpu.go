@@ -43,9 +43,6 @@ func runGPU(m *Meta, args []string) int {
 		m.view().Errorf("%v", err)
 		return ExitError
 	}
-	for _, w := range s.Warnings {
-		m.view().Warnf("%s", w)
-	}
 	if err := views.NewGPU(views.TypeOf(*jsonOut), m.view()).Snapshot(s); err != nil {
 		m.view().Errorf("%v", err)
 		return ExitError

@@ -134,9 +134,8 @@ func runModelVerify(m *Meta, args []string) int {
 		m.view().Errorf("%v", err)
 		return ExitError
 	}
-	*sums = path
 	bar, progress := m.view().Progress("verifying", m.ErrTerminal)
-	res, err := model.Verify(dir, *sums, progress)
+	res, err := model.Verify(dir, path, progress)
 	bar.Finish()
 	if err != nil {
 		m.view().Errorf("%v", err)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/roofline/roofline/internal/apply"
-	"github.com/roofline/roofline/internal/driver/process"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/suggest"
 	"github.com/roofline/roofline/internal/views"
@@ -139,7 +138,7 @@ func runStateShow(m *Meta, args []string) int {
 		m.view().Errorf("%v.", err)
 		return ExitError
 	}
-	views.NewStateShow(views.TypeOf(*jsonOut), m.view()).Server(servers[0])
+	views.NewStateShow(views.TypeOf(*jsonOut), m.view()).Server(servers[0], newDrivers())
 	return ExitOK
 }
 
@@ -159,7 +158,7 @@ func runStateRm(m *Meta, args []string) int {
 		return ExitError
 	}
 	defer unlock()
-	forgotten, err := apply.Forget(context.Background(), process.New(), f, fs.Args())
+	forgotten, err := apply.Forget(context.Background(), newDrivers(), f, fs.Args())
 	if err != nil {
 		m.view().Errorf("%v. Nothing was removed.", err)
 		return ExitError

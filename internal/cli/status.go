@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/config"
@@ -98,22 +96,10 @@ func runLogs(m *Meta, args []string) int {
 		return ExitError
 	}
 	defer f.Close()
-	view := views.NewLogs(m.view())
-	if *n > 0 {
-		view.Lines(apply.LastLines(path, *n))
-		if _, err := f.Seek(0, io.SeekEnd); err != nil {
-			return ExitError
-		}
-	} else {
-		if err := view.Copy(f); err != nil {
-			return ExitError
-		}
+	if apply.ShowLog(context.Background(), f, *n, *follow, views.NewLogs(m.view())) != nil {
+		return ExitError // following ends only so
 	}
-	if !*follow {
-		return ExitOK
-	}
-	_ = apply.FollowLog(context.Background(), f, 200*time.Millisecond, view.Follow)
-	return ExitError // a read error: following ends only so
+	return ExitOK
 }
 
 // stateServer returns the named server's record, or nil.

@@ -18,17 +18,25 @@ import (
 // of one driver (In): the processes of a container carry its launch id too,
 // and must be found as the container.
 type Set struct {
-	m map[string]Driver
+	m     map[string]Driver
+	about map[string]About
+	order []string // registration order: Choose asks in it
 }
 
 var _ Driver = (*Set)(nil)
 
 // NewSet returns an empty set.
-func NewSet() *Set { return &Set{m: map[string]Driver{}} }
+func NewSet() *Set { return &Set{m: map[string]Driver{}, about: map[string]About{}} }
 
-// Register adds d under name, replacing an earlier one.
-func (s *Set) Register(name string, d Driver) *Set {
+// Register adds d under name, with what its package says About it (nil: a
+// driver plan never chooses, described generically), replacing an earlier
+// one. Plan chooses among drivers in the order they were registered.
+func (s *Set) Register(name string, d Driver, a About) *Set {
+	if _, ok := s.m[name]; !ok {
+		s.order = append(s.order, name)
+	}
 	s.m[name] = d
+	s.about[name] = a
 	return s
 }
 

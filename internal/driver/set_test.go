@@ -39,7 +39,7 @@ func (n named) Find(ctx context.Context, launchID string) ([]state.Instance, err
 
 func TestSetRoutes(t *testing.T) {
 	var calls []string
-	s := driver.NewSet().Register("a", named{"a", &calls}).Register("b", named{"b", &calls})
+	s := driver.NewSet().Register("a", named{"a", &calls}, nil).Register("b", named{"b", &calls}, nil)
 	ctx := context.Background()
 	i, err := s.Start(ctx, driver.LaunchSpec{Driver: "b", Name: "x"})
 	if err != nil || i.Driver != "b" || i.ID != "b-1" {
@@ -107,7 +107,7 @@ func TestLazy(t *testing.T) {
 // read (its log mirror refreshed); nothing else asks a driver.
 func TestSyncLog(t *testing.T) {
 	var calls []string
-	s := driver.NewSet().Register(state.DriverProcess, named{"process", &calls}).Register(state.DriverDocker, named{"docker", &calls})
+	s := driver.NewSet().Register(state.DriverProcess, named{"process", &calls}, nil).Register(state.DriverDocker, named{"docker", &calls}, nil)
 	ctx := context.Background()
 	for _, srv := range []*state.Server{
 		nil,

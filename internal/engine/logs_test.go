@@ -70,3 +70,30 @@ func TestKindLogsOwnRules(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDiagnose classifies the real vLLM excerpts of logdiag's testdata
+// with vLLM's classifier and with every kind's (a log without a state
+// record): what knowing the kind saves.
+func BenchmarkDiagnose(b *testing.B) {
+	files, _ := filepath.Glob(filepath.Join("logdiag", "testdata", "real", "vllm-*.log"))
+	var logs [][]byte
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		logs = append(logs, data)
+	}
+	for _, c := range []struct {
+		name string
+		c    *logdiag.Classifier
+	}{{"kind", MustLookup(kinds.VLLM).Logs()}, {"every", LogsOf("")}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				for _, l := range logs {
+					c.c.Classify(l)
+				}
+			}
+		})
+	}
+}

@@ -13,6 +13,9 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/roofline/roofline/internal/agent"
+	"github.com/roofline/roofline/internal/driver"
+	"github.com/roofline/roofline/internal/driver/docker"
+	"github.com/roofline/roofline/internal/driver/process"
 	"github.com/roofline/roofline/internal/engine/kinds"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/enginelock"
@@ -146,6 +149,11 @@ func TestGPUViews(t *testing.T) {
 	runViewCases(t, []viewCase{
 		{"gpu", false, func(v *View) { _ = NewGPU(ViewHuman, v).Snapshot(busy) }},
 		{"gpu-none", false, func(v *View) { _ = NewGPU(ViewHuman, v).Snapshot(gputest.H100s(0, gputest.WithTakenAt(at))) }},
+		{"gpu-warning", false, func(v *View) {
+			s := gputest.H100s(1, gputest.WithTakenAt(at))
+			s.Warnings = []string{"GPU 0: memory: Not Supported"}
+			_ = NewGPU(ViewHuman, v).Snapshot(s)
+		}},
 	})
 	v, out, _ := testView(false)
 	if err := NewGPU(ViewJSON, v).Snapshot(busy); err != nil || !strings.Contains(out.String(), `"gpu-1"`) {
@@ -458,26 +466,33 @@ func TestStateViews(t *testing.T) {
 	f.Set(full)
 	f.Set(box)
 	f.Serial, f.Lineage = 7, "lin-1"
+	// The drivers word identities and hints (driver.About), as cli's set does.
+	drivers := driver.NewSet().Register(state.DriverProcess, nil, process.About{}).Register(state.DriverDocker, nil, docker.About{})
+	seen := func(i state.Instance, port int, obs *driver.Observed, err error) *ProcessSeen {
+		return &ProcessSeen{Hint: drivers.StopHint(i, port, obs, err)}
+	}
 	runViewCases(t, []viewCase{
-		{"state-show", false, func(v *View) { NewStateShow(ViewHuman, v).Server(full) }},
-		{"state-show-docker", false, func(v *View) { NewStateShow(ViewHuman, v).Server(box) }},
+		{"state-show", false, func(v *View) { NewStateShow(ViewHuman, v).Server(full, drivers) }},
+		{"state-show-docker", false, func(v *View) { NewStateShow(ViewHuman, v).Server(box, drivers) }},
 		{"state-list", false, func(v *View) { NewStateList(ViewHuman, v).List("/s/state.json", f) }},
 		{"state-list-empty", false, func(v *View) { NewStateList(ViewHuman, v).List("/s/state.json", state.NewFile()) }},
 		{"state-list.json", false, func(v *View) { NewStateList(ViewJSON, v).List("/s/state.json", f) }},
 		{"state-rm", false, func(v *View) {
 			v.StateRm([]StateForgotten{
-				{Server: full, Main: &ProcessSeen{Remains: true, Alive: true}, Proxy: &ProcessSeen{Err: errors.New("permission denied")},
-					Deposed: &ProcessSeen{Remains: true, PIDs: []int{4243, 4244}}},
-				{Server: box},
+				{Server: full, Main: seen(full.Instance, full.BackendPort, &driver.Observed{Alive: true, PIDs: []int{full.PID}}, nil),
+					Proxy:   seen(*full.Proxy, full.Port, nil, errors.New("permission denied")),
+					Deposed: seen(old.Instance, old.Port, &driver.Observed{PIDs: []int{4243, 4244}}, nil)},
+				{Server: box, Main: seen(box.Instance, box.Port, &driver.Observed{Alive: true}, nil)},
 				{Server: idle},
 			}, false, 8)
 		}},
 		{"state-rm-dry-run", false, func(v *View) {
-			v.StateRm([]StateForgotten{{Server: statetest.Server("gone"), Main: &ProcessSeen{}}}, true, 8)
+			gone := statetest.Server("gone")
+			v.StateRm([]StateForgotten{{Server: gone, Main: seen(gone.Instance, gone.Port, &driver.Observed{Detail: "gone"}, nil)}}, true, 8)
 		}},
 	})
 	v, out, _ := testView(false)
-	NewStateShow(ViewJSON, v).Server(full)
+	NewStateShow(ViewJSON, v).Server(full, drivers)
 	var back state.Server
 	if err := json.Unmarshal(out.Bytes(), &back); err != nil || back.LaunchID != "launch-1" {
 		t.Errorf("state show -json does not read back: %v\n%s", err, out)

@@ -77,7 +77,7 @@ func TestGateAndModelJSON(t *testing.T) {
 		{"bench-bare.json", false, func(v *View) { NewBench(ViewJSON, v, false).Result(benchBare(), "", false, nil) }},
 		{"bench-compare.json", false, func(v *View) { NewBench(ViewJSON, v, false).Compare("a", "b", benchBare(), benchResult()) }},
 		{"model-inspect-full.json", false, func(v *View) { _ = NewModelInspect(ViewJSON, v).Inspect(modelInfo(), true) }},
-		{"state-show-gates.json", false, func(v *View) { NewStateShow(ViewJSON, v).Server(full) }},
+		{"state-show-gates.json", false, func(v *View) { NewStateShow(ViewJSON, v).Server(full, nil) }},
 		{"gate-result.jsonl", false, func(v *View) {
 			stream(v, full.Gate, errors.New("smoke: chat failed"))
 			stream(v, &state.GateResult{Passed: true, Health: gateReport(t, healthReport())}, nil)

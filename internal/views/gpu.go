@@ -25,6 +25,7 @@ func NewGPU(vt ViewType, v *View) GPU {
 type GPUJSON struct{ view *View }
 
 func (g GPUJSON) Snapshot(s *gpu.Snapshot) error {
+	g.view.gpuWarnings(s)
 	if err := gpu.WriteSnapshot(g.view.Out, s); err != nil {
 		return fmt.Errorf("writing the snapshot: %w", err)
 	}
@@ -35,8 +36,16 @@ func (g GPUJSON) Snapshot(s *gpu.Snapshot) error {
 type GPUHuman struct{ view *View }
 
 func (g GPUHuman) Snapshot(s *gpu.Snapshot) error {
+	g.view.gpuWarnings(s)
 	writeGPUTable(g.view.Out, s)
 	return nil
+}
+
+// gpuWarnings names, on stderr, the figures NVML could not give.
+func (v *View) gpuWarnings(s *gpu.Snapshot) {
+	for _, w := range s.Warnings {
+		v.Warnf("%s", w)
+	}
 }
 
 // gpuCmdWidth is where a process's command line is cut in the table.

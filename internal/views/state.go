@@ -84,7 +84,13 @@ func (j StateListJSON) List(path string, f *state.File) {
 
 // StateShow is roofline state show's view.
 type StateShow interface {
-	Server(s *state.Server)
+	Server(s *state.Server, ids Identifier)
+}
+
+// Identifier words an instance's identity row ("pid", "container") as its
+// driver does (driver.Set): views names no driver.
+type Identifier interface {
+	Identity(i state.Instance) (label, value string)
 }
 
 // NewStateShow returns the state show view of type vt.
@@ -98,12 +104,14 @@ func NewStateShow(vt ViewType, v *View) StateShow {
 // StateShowJSON prints the server as the plan document's "before" shows it.
 type StateShowJSON struct{ view *View }
 
-func (j StateShowJSON) Server(s *state.Server) { writeJSON(j.view.Out, plan.StateServerDocument(s)) }
+func (j StateShowJSON) Server(s *state.Server, _ Identifier) {
+	writeJSON(j.view.Out, plan.StateServerDocument(s))
+}
 
 // StateShowHuman prints one row per recorded fact.
 type StateShowHuman struct{ view *View }
 
-func (h StateShowHuman) Server(s *state.Server) {
+func (h StateShowHuman) Server(s *state.Server, ids Identifier) {
 	w := h.view.Out
 	fmt.Fprintf(w, "# %s\n", s.Addr())
 	row := func(k, v string) {
@@ -129,13 +137,8 @@ func (h StateShowHuman) Server(s *state.Server) {
 	row("listen", listen)
 	row("gpus", JoinInts(s.GPUs))
 	row("driver", s.Driver)
-	switch s.Driver {
-	case state.DriverDocker:
-		row("container", s.ID)
-	default:
-		if s.PID > 0 {
-			row("pid", fmt.Sprintf("%d (process group %d, start time %d, boot %s)", s.PID, s.Group, s.StartTime, orNone(s.BootID)))
-		}
+	if ids != nil {
+		row(ids.Identity(s.Instance))
 	}
 	row("log", s.LogPath)
 	if p := s.Proxy; p != nil {
@@ -272,8 +275,8 @@ func (v *View) StateRm(forgotten []StateForgotten, dryRun bool, serial uint64) {
 		s := f.Server
 		fmt.Fprintf(v.Out, "%s %s from the state; it was not stopped.\n", verb, s.Addr())
 		fmt.Fprintf(v.Out, "  %s\n", forgottenHint(s, f.Main))
-		if s.Proxy != nil && s.Proxy.PID > 0 {
-			fmt.Fprintf(v.Out, "  Its front proxy: %s\n", processHint(*s.Proxy, s.Port, f.Proxy))
+		if f.Proxy != nil {
+			fmt.Fprintf(v.Out, "  Its front proxy: %s\n", f.Proxy.Hint)
 		}
 		if s.Deposed != nil {
 			fmt.Fprintf(v.Out, "  Its previous instance, kept during a rollout: %s\n", forgottenHint(s.Deposed, f.Deposed))
@@ -284,38 +287,13 @@ func (v *View) StateRm(forgotten []StateForgotten, dryRun bool, serial uint64) {
 	}
 }
 
-// forgottenHint says how to find and stop a forgotten server by hand.
+// forgottenHint says how to find and stop a forgotten server by hand, in
+// the words of its driver (apply.Forget reads it through the driver).
 func forgottenHint(s *state.Server, seen *ProcessSeen) string {
-	switch {
-	case s.Driver == state.DriverDocker && s.ID != "":
-		return fmt.Sprintf("Container %s on port %d. To stop it: docker stop %s", s.ID, s.Port, s.ID)
-	case s.PID > 0:
-		port := s.Port
-		if s.BackendPort > 0 {
-			port = s.BackendPort
-		}
-		return processHint(s.Instance, port, seen)
+	if seen == nil || seen.Hint == "" {
+		return fmt.Sprintf("No process is recorded for it (status %s).", s.Status)
 	}
-	return fmt.Sprintf("No process is recorded for it (status %s).", s.Status)
-}
-
-// processHint says whether the process behind h still runs and how to stop it.
-func processHint(h state.Instance, port int, obs *ProcessSeen) string {
-	pg := h.Group
-	if pg <= 0 {
-		pg = h.PID
-	}
-	stop := fmt.Sprintf("To stop it and its workers: kill -TERM -- -%d", pg)
-	switch {
-	case obs.Err != nil:
-		return fmt.Sprintf("Pid %d (process group %d, port %d) may still run (%v). %s", h.PID, pg, port, obs.Err, stop)
-	case !obs.Remains:
-		return fmt.Sprintf("Its process (pid %d) is no longer running; there is nothing to stop.", h.PID)
-	case !obs.Alive:
-		return fmt.Sprintf("Its main process (pid %d) has exited, but processes %s of its session still run (workers holding GPU memory?). To stop them: kill -TERM %s",
-			h.PID, JoinInts(obs.PIDs), strings.ReplaceAll(JoinInts(obs.PIDs), ",", ""))
-	}
-	return fmt.Sprintf("Still running: pid %d (process group %d) on port %d. %s", h.PID, pg, port, stop)
+	return seen.Hint
 }
 
 // recordedGateLine says in words what one gate's recorded result was: "health:

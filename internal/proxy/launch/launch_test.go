@@ -82,7 +82,7 @@ func newLauncher(t *testing.T, mode string) (Launcher, *driver.Set) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := driver.NewSet().Register(state.DriverProcess, process.New())
+	set := driver.NewSet().Register(state.DriverProcess, process.New(), process.About{})
 	return Launcher{Drivers: set, StateDir: t.TempDir(), Command: []string{exe, mode}}, set
 }
 
