@@ -126,7 +126,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		JournalFailure: journalFailureFor(b, func() *gpu.Snapshot { return p.Snapshot }),
 		MoveJournal: func(from, to string) {
 			if err := journal.Append(journal.Path(b.stateDir), journal.MoveEntry(from, to, time.Now())); err != nil {
-				fmt.Fprintf(m.Err, "Warning: the journal does not record the rename of server.%s: %v\n", from, err)
+				m.view().Warnf("the journal does not record the rename of server.%s: %v", from, err)
 			}
 		},
 	}
@@ -172,7 +172,7 @@ func loadSavedPlan(m *Meta, o *planOptions, path string) (*plan.Plan, *backend, 
 	})
 	if err != nil {
 		unlock()
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return nil, nil, nil, nil, false
 	}
 	m.secrets.Add(p.SensitiveValues()...)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -94,11 +93,11 @@ func (b *backend) needSelf(m *Meta) bool {
 	// copied and run as the engine (it would run the whole suite again).
 	exe, err := selfExecutable()
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: cannot find roofline's own executable: %v\n", err)
+		m.view().Errorf("cannot find roofline's own executable: %v", err)
 		return false
 	}
 	if b.self, err = rehearsal.InstallSelf(exe, b.stateDir); err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return false
 	}
 	return true
@@ -162,7 +161,7 @@ func (b *backend) lock(m *Meta, op string, timeout time.Duration, shared bool) (
 	}
 	return func() {
 		if err := b.states.Unlock(id); err != nil {
-			fmt.Fprintf(m.Err, "Error: releasing the state lock: %v\n", err)
+			m.view().Errorf("releasing the state lock: %v", err)
 		}
 	}, true
 }
@@ -171,7 +170,7 @@ func (b *backend) lock(m *Meta, op string, timeout time.Duration, shared bool) (
 func (b *backend) readState(m *Meta) (*state.File, bool) {
 	st, err := b.states.Read()
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return nil, false
 	}
 	if st == nil {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/roofline/roofline/internal/apply"
@@ -36,7 +35,7 @@ func runRollback(m *Meta, args []string) int {
 	ap := &apply.Applier{State: b.states, Drivers: b.drivers, StateDir: b.stateDir}
 	after, took, err := ap.Rollback(context.Background(), st, name)
 	if err != nil {
-		fmt.Fprintf(m.Err, "Error: %v\n", err)
+		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	s := after.Server(name)

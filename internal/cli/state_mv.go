@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/roofline/roofline/internal/apply"
@@ -50,11 +49,11 @@ func runStateMv(m *Meta, args []string) int {
 	}
 	moveErr := apply.Move(sm.Dir(), f, from, to)
 	if err := sm.Write(f); err != nil {
-		fmt.Fprintf(m.Err, "Error: %v. The state still records server.%s.\n", err, from)
+		m.view().Errorf("%v. The state still records server.%s.", err, from)
 		return ExitError
 	}
 	if err := journal.Append(journal.Path(sm.Dir()), journal.MoveEntry(from, to, time.Now())); err != nil {
-		fmt.Fprintf(m.Err, "Warning: the journal does not record the rename: %v\n", err)
+		m.view().Warnf("the journal does not record the rename: %v", err)
 	}
 	m.view().Moved(from, to, s.PID, moveErr)
 	return ExitOK
