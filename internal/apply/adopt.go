@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/roofline/roofline/internal/proxy/launch"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -29,7 +30,7 @@ func (a *Applier) adopt(ctx context.Context) error {
 		if p := s.Proxy; p != nil && !p.Running() {
 			rec := *p
 			if rec.Driver == "" {
-				rec.Driver = state.DriverProcess
+				rec.Driver = launch.Driver
 			}
 			if found := a.find(ctx, rec); found != nil {
 				errs = errors.Join(errs, a.update(func(st *state.File) { record(st.Servers[name].Proxy, *found) }))

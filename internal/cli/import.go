@@ -91,9 +91,7 @@ func describeImport(id config.ImportID) *plan.ImportedProcess {
 		ip.Err = err
 		return ip
 	}
-	h := desc.Instance
-	ip.PID, ip.Group, ip.Session, ip.StartTime, ip.BootID = h.PID, h.Group, desc.Session, h.StartTime, h.BootID
-	ip.Cmdline, ip.Env, ip.Uptime, ip.OwnGroup = h.Cmdline, desc.Env, desc.Uptime, desc.OwnGroup
+	ip.Instance, ip.Session, ip.Env, ip.Uptime, ip.OwnGroup = desc.Instance, desc.Session, desc.Env, desc.Uptime, desc.OwnGroup
 	return ip
 }
 

@@ -14,15 +14,14 @@ import (
 // ImportedProcess is a running process an import block names, as refresh
 // read it from /proc (plan itself reads nothing).
 type ImportedProcess struct {
-	ID        string // "port:8000"
-	PID       int
-	Group     int
-	Session   int
-	StartTime uint64
-	BootID    string
-	Cmdline   []string
-	Env       map[string]string
-	Uptime    time.Duration
+	// Instance is its identity as the driver that read it records one
+	// (driver, id, pid, group, start time, boot id, command line); ID
+	// below, the import id, hides its ID (Instance.ID).
+	state.Instance
+	ID      string // "port:8000"
+	Session int
+	Env     map[string]string
+	Uptime  time.Duration
 	// OwnGroup: the process leads its own session and group, so a stop
 	// reaches it and its workers only; otherwise roofline refuses to stop it.
 	OwnGroup bool
@@ -126,9 +125,8 @@ func importRecord(d *Desired, ip *ImportedProcess, now time.Time) (*state.Server
 		Name: d.Name, Engine: d.Engine, Model: d.Model,
 		Argv: state.RedactArgv(ip.Cmdline, nil), Env: state.RedactEnv(env, nil), CommandLen: d.CommandLen,
 		GPUs: slices.Clone(d.GPUs), Host: d.Host, Port: d.Port,
-		Instance: state.Instance{Driver: state.DriverProcess, ID: state.ProcessID(ip.PID), PID: ip.PID, Group: ip.Group,
-			StartTime: ip.StartTime, BootID: ip.BootID, Cmdline: slices.Clone(ip.Cmdline)},
-		Status: state.StatusReady, CreatedAt: created, ReadyAt: created,
+		Instance: ip.Instance.Clone(),
+		Status:   state.StatusReady, CreatedAt: created, ReadyAt: created,
 		ConfigHash: hash, GateHash: d.GateHash,
 	}
 	return rec, diffs

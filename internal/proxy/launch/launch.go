@@ -20,6 +20,11 @@ import (
 	"github.com/roofline/roofline/internal/state"
 )
 
+// Driver runs every proxy: the proxy is roofline's own binary, a process
+// on the host whatever runs the engine behind it. A proxy record without a
+// driver (written by hand) is one of its.
+const Driver = state.DriverProcess
+
 // Drivers is what bring-up needs of the driver set: start the proxy and
 // see whether it still runs.
 type Drivers interface {
@@ -149,13 +154,13 @@ func (l Launcher) Ensure(ctx context.Context, r Request, record func(p *state.In
 	}
 	_ = os.Remove(statusFile)
 	launchID := driver.NewLaunchID()
-	if err := record(&state.Instance{Driver: state.DriverProcess, LaunchID: launchID}, false); err != nil {
+	if err := record(&state.Instance{Driver: Driver, LaunchID: launchID}, false); err != nil {
 		return nil, err
 	}
 	listen := net.JoinHostPort(r.Host, strconv.Itoa(r.Port))
 	argv := append(append([]string(nil), l.Command...), "-listen", listen, "-target-file", targetFile, "-status-file", statusFile, "-api-key-file", keyFile, "-limits-file", proxy.LimitsFile(l.StateDir, r.Name))
 	logFile := proxy.LogFile(l.StateDir, r.Name)
-	p, err := l.Drivers.Start(ctx, driver.LaunchSpec{Driver: state.DriverProcess, Name: r.Name + "-proxy", Argv: argv,
+	p, err := l.Drivers.Start(ctx, driver.LaunchSpec{Driver: Driver, Name: r.Name + "-proxy", Argv: argv,
 		LogPath: logFile, Dir: l.StateDir, LaunchID: launchID})
 	if err != nil {
 		return nil, err
