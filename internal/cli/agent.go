@@ -114,6 +114,7 @@ func runAgent(m *Meta, args []string) int {
 func agentHost(m *Meta, b *backend, logf func(string, ...any)) *live.Host {
 	return &live.Host{
 		States: b.states, Load: loadNow(m), Secrets: m.secrets, Logf: logf,
+		ReadHostFile: readHostSecret, Getenv: os.LookupEnv,
 		Refresh: func(ctx context.Context, cfg *config.Config, st *state.File) *plan.Inputs {
 			hb := *b
 			hb.cfg = cfg

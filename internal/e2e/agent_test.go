@@ -668,3 +668,50 @@ func TestAgentEndsRollbackWindow(t *testing.T) {
 		t.Fatal("the server does not serve after its previous instance stopped")
 	}
 }
+
+// TestAgentRestartKeepsHostSecrets: a server whose engine reads a secret
+// from a host file (env_from_file) gets it again when the agent restarts
+// it, as apply gives it: the restarted engine's environment holds the
+// file's value, and the agent's log does not.
+func TestAgentRestartKeepsHostSecrets(t *testing.T) {
+	const token = "hf_agent_restart_3c9d0e7a51"
+	file := filepath.Join(t.TempDir(), "hf.token")
+	writeFile(t, file, token+"\n")
+	cfg := strings.Replace(agentConfig(""), "  max_model_len = 32768\n", fmt.Sprintf("  max_model_len = 32768\n  env_from_file = { HF_TOKEN = %q }\n", file), 1)
+	e := newEnv(t, cfg)
+	e.mustRun(0, "apply", "-auto-approve")
+	old := e.status()["a"].PID
+	if got := environOf(t, old)["HF_TOKEN"]; got != token {
+		t.Fatalf("apply started the engine with HF_TOKEN=%q, want the file's value", got)
+	}
+	a := e.startAgent()
+	_ = syscall.Kill(-old, syscall.SIGKILL)
+	var pid int
+	a.waitFor(60*time.Second, "the restart", func() bool {
+		p, ok := e.serving("a", old)
+		pid = p
+		return ok
+	})
+	if got := environOf(t, pid)["HF_TOKEN"]; got != token {
+		t.Errorf("the agent restarted the engine with HF_TOKEN=%q, want the file's value; the agent's log:\n%s", got, a.logText())
+	}
+	if strings.Contains(a.logText(), token) {
+		t.Errorf("the secret is in the agent's log:\n%s", a.logText())
+	}
+}
+
+// environOf is the environment process pid started with.
+func environOf(t *testing.T, pid int) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatalf("reading the engine's environment: %v", err)
+	}
+	out := map[string]string{}
+	for _, kv := range strings.Split(string(b), "\x00") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			out[k] = v
+		}
+	}
+	return out
+}

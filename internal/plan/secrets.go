@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -342,8 +343,15 @@ func ResolveHostEnv(p *Plan, read func(path string) (string, error), getenv func
 	return nil
 }
 
+var errNoReader = errors.New("this command cannot read host secrets")
+
 func resolveOne(src string, read func(string) (string, error), getenv func(string) (string, bool)) (string, error) {
 	if p, ok := strings.CutPrefix(src, fromFile); ok {
+		if read == nil {
+			// A caller without a reader must not start an engine
+			// without its secret, nor panic.
+			return "", errNoReader
+		}
 		v, err := read(p)
 		if err != nil {
 			return "", err
@@ -351,6 +359,9 @@ func resolveOne(src string, read func(string) (string, error), getenv func(strin
 		return strings.TrimRight(v, "\r\n"), nil
 	}
 	name := strings.TrimPrefix(src, fromEnv)
+	if getenv == nil {
+		return "", errNoReader
+	}
 	v, ok := getenv(name)
 	if !ok || v == "" {
 		return "", errNotSet

@@ -174,6 +174,23 @@ func TestSecretsAreMaskedInPlanTextJSONAndFile(t *testing.T) {
 	}
 }
 
+// A caller that has no reader for a host secret (the agent's restart once
+// had none) gets an error naming the server and the source, never an engine
+// started without its secret.
+func TestResolveHostEnvWithoutReader(t *testing.T) {
+	host := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(host, []byte("host-secret-contents-77\n"), 0o600)
+	p := planWithHost(t, host, nil, nil)
+	err := ResolveHostEnv(p, nil, nil, nil)
+	var he *HostSecretError
+	if !errors.As(err, &he) || he.Key != "SECOND_TOKEN" || !strings.Contains(err.Error(), "cannot read host secrets") {
+		t.Fatalf("no reader: %v", err)
+	}
+	if _, ok := p.Change("qwen").After.Env["SECOND_TOKEN"]; ok {
+		t.Error("the env got the secret's key without a value read")
+	}
+}
+
 func TestRotatedSecretsShowAsChanges(t *testing.T) {
 	dir := t.TempDir()
 	host := filepath.Join(dir, "token")

@@ -66,6 +66,11 @@ type Host struct {
 	// Take records what refresh finds on this host for cfg (the host
 	// snapshot of roofline snapshot).
 	Take func(ctx context.Context, cfg *config.Config, st *state.File) *snapshot.File
+	// ReadHostFile and Getenv read a server's host secrets (env_from_file,
+	// env_from_host, api_key_file) as apply does: a restarted engine gets
+	// them again.
+	ReadHostFile func(path string) (string, error)
+	Getenv       func(name string) (string, bool)
 	// Secrets is the output mask; API keys read from files are added.
 	Secrets *secret.Set
 	Logf    func(string, ...any)
@@ -142,7 +147,9 @@ func (h *Host) Restart(ctx context.Context, reqs []agent.Request) []agent.Outcom
 	}
 	in := h.Refresh(ctx, cfg, st)
 	in.Mode, in.Targets, in.Replace = plan.ModeNormal, append(slices.Clone(rs.Targets), rs.Kept...), rs.Replace
+	in.ReadHostFile, in.Getenv = h.ReadHostFile, h.Getenv
 	p := plan.Make(in)
+	h.Secrets.Add(p.Secrets.Values()...)
 	if p.HasErrors() {
 		return rs.FailAll(errors.New("the plan to restart has errors: "+p.ErrorsText()), "plan")
 	}
@@ -154,6 +161,11 @@ func (h *Host) Restart(ctx context.Context, reqs []agent.Request) []agent.Outcom
 	}
 	if len(keep) == 0 {
 		return rs.Outs
+	}
+	// Host secrets are read now, as apply reads them: the engine starts
+	// with them or not at all.
+	if err := plan.ResolveHostEnv(p, h.ReadHostFile, h.Getenv, h.Secrets); err != nil {
+		return rs.FailAll(err, "secrets")
 	}
 	ap := h.Applier()
 	ap.Journal = h.Journal(p)
