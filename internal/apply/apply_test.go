@@ -23,6 +23,7 @@ import (
 // fakeDriver records starts and stops in order; processes live until
 // stopped. It passes the driver conformance suite (TestFakeDriverConforms).
 type fakeDriver struct {
+	name    string // the driver it is registered as; "" is process
 	mu      sync.Mutex
 	next    int
 	alive   map[int]bool
@@ -53,7 +54,11 @@ func (d *fakeDriver) Start(ctx context.Context, spec driver.LaunchSpec) (state.I
 
 func (d *fakeDriver) instance(pid int) state.Instance {
 	spec := d.launch[pid]
-	return state.Instance{Driver: state.DriverProcess, ID: state.ProcessID(pid), PID: pid, Group: pid, StartTime: 1, BootID: "b",
+	name := d.name
+	if name == "" {
+		name = state.DriverProcess
+	}
+	return state.Instance{Driver: name, ID: state.ProcessID(pid), PID: pid, Group: pid, StartTime: 1, BootID: "b",
 		Cmdline: spec.Argv, LaunchID: spec.LaunchID, LogPath: spec.LogPath}
 }
 

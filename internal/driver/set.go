@@ -56,7 +56,7 @@ func (s *Set) Has(name string) bool { _, ok := s.m[name]; return ok }
 // In returns the named driver.
 func (s *Set) In(name string) (Driver, error) {
 	d, ok := s.m[name]
-	if !ok {
+	if !ok || d == nil { // nil: registered for its About alone (a test's chooser)
 		return nil, fmt.Errorf("no driver %q in this roofline (it has %s)", name, strings.Join(s.Names(), ", "))
 	}
 	return d, nil
@@ -105,6 +105,9 @@ func (s *Set) Stop(ctx context.Context, i state.Instance, grace time.Duration) e
 func (s *Set) Find(ctx context.Context, launchID string) ([]state.Instance, error) {
 	var out []state.Instance
 	for _, n := range s.Names() {
+		if s.m[n] == nil {
+			continue
+		}
 		is, err := s.m[n].Find(ctx, launchID)
 		if err != nil {
 			return nil, err

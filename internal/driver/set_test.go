@@ -145,6 +145,12 @@ func TestChoose(t *testing.T) {
 		{"nobody", "", `no driver of this roofline runs server "web" (it has any, box, other, quiet)`},
 	} {
 		got, err := s.Choose(&config.Server{Name: "web"}, &config.Engine{Name: tc.engine})
+		if got != "" {
+			// Registered without an implementation: chosen, but nothing runs.
+			if _, err := s.Start(context.Background(), driver.LaunchSpec{Driver: got}); err == nil {
+				t.Errorf("Start with %s, registered without a driver, did not fail", got)
+			}
+		}
 		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
 			t.Errorf("Choose(%s) = %q, %v; want %q, %q", tc.engine, got, err, tc.want, tc.err)
 		}

@@ -180,11 +180,45 @@ func CreateOnce(path string, data []byte, perm os.FileMode) (created bool, err e
 	if err := tmp.Close(); err != nil {
 		return false, fmt.Errorf("cannot create %s: %w", path, reason(err))
 	}
-	if err := os.Link(tmp.Name(), path); err != nil {
+	if err := link(tmp.Name(), path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return false, nil
 		}
-		return false, fmt.Errorf("cannot create %s: %w", path, reason(err))
+		if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.ENOTSUP) && !errors.Is(err, syscall.EOPNOTSUPP) {
+			return false, fmt.Errorf("cannot create %s: %w", path, reason(err))
+		}
+		// A filesystem without hard links (vfat, some network and FUSE
+		// mounts): O_EXCL still lets only the first one create it; a
+		// reader may see it while it is being written.
+		return createExcl(path, data, perm)
 	}
 	return true, SyncDir(dir)
+}
+
+// link is os.Link; tests stand in a filesystem without hard links.
+var link = os.Link
+
+func createExcl(path string, data []byte, perm os.FileMode) (bool, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, perm)
+	if errors.Is(err, fs.ErrExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("cannot create %s: %w", path, reason(err))
+	}
+	err = f.Chmod(perm) // exactly perm, whatever the umask, as the linked file
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return false, fmt.Errorf("cannot create %s: %w", path, reason(err))
+	}
+	return true, SyncDir(filepath.Dir(path))
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -165,4 +166,66 @@ func TestOpenAppendRefusesSymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
+}
+
+// CreateOnce: the first caller creates the file with its mode and content,
+// every later or concurrent one finds it and changes nothing; so too on a
+// filesystem without hard links.
+func TestCreateOnce(t *testing.T) {
+	for _, noLinks := range []bool{false, true} {
+		name := "hard links"
+		if noLinks {
+			name = "no hard links"
+		}
+		t.Run(name, func(t *testing.T) {
+			if noLinks {
+				link = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EPERM} }
+				t.Cleanup(func() { link = os.Link })
+			}
+			old := syscall.Umask(0o077)
+			defer syscall.Umask(old)
+			dir := t.TempDir()
+			path := filepath.Join(dir, "generated.hcl")
+			created, err := CreateOnce(path, []byte("first\n"), 0o644)
+			if err != nil || !created {
+				t.Fatalf("first: created %v, %v", created, err)
+			}
+			created, err = CreateOnce(path, []byte("second\n"), 0o600)
+			if err != nil || created {
+				t.Fatalf("second: created %v, %v", created, err)
+			}
+			b, _ := os.ReadFile(path)
+			fi, _ := os.Stat(path)
+			if string(b) != "first\n" || fi.Mode().Perm() != 0o644 {
+				t.Errorf("content %q mode %v, want the first caller's", b, fi.Mode().Perm())
+			}
+			// Many at once: one creates.
+			race := filepath.Join(dir, "race")
+			var wins int
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			for i := 0; i < 16; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c, err := CreateOnce(race, []byte("x"), 0o600)
+					if err != nil {
+						t.Error(err)
+					}
+					if c {
+						mu.Lock()
+						wins++
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			if wins != 1 {
+				t.Errorf("%d callers created the file, want 1", wins)
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
+				t.Errorf("temporary files left: %v", left)
+			}
+		})
+	}
 }

@@ -3,7 +3,8 @@
 // NVML on a GPU host and a snapshot file (written by `roofline gpu -json`) for
 // code review, CI and tests on machines without GPUs.
 //
-// The package imports nothing else of roofline's.
+// Of roofline's packages it imports only fsx and suggest (the
+// did-you-mean of an unknown -gpu preset).
 package gpu
 
 import (

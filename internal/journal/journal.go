@@ -2,7 +2,9 @@
 // one JSON object per line in <stateDir>/journal.jsonl, written after every
 // rollout and every bench, so a later "why is it slower?" can be answered
 // with the engine, driver, CUDA, image and bench figures of each run (the
-// seed's profile journal). It imports nothing else of roofline.
+// seed's profile journal). Of roofline it imports only fsx, the
+// plan document's types (jsonplan), and state and gpu, whose records
+// (a server's, a GPU snapshot's) entries are built from.
 package journal
 
 import (
