@@ -332,6 +332,13 @@ func (pl *planner) portChecks() {
 			ourPorts[s.Port] = name
 		}
 	}
+	for name, im := range pl.imports {
+		// The imported process holds its configured port (unless it runs
+		// on another); a replacement stops it first.
+		if !slices.Contains(im.Differences, "port") {
+			ourPorts[pl.prior.Servers[name].Port] = name
+		}
+	}
 	pl.foreignListeners()
 	for _, c := range pl.p.Changes {
 		if c.After == nil || c.Action == NoOp || c.Action == Update {
