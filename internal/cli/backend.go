@@ -125,7 +125,11 @@ func (b *backend) inventoryPath(flag string) string {
 // prober probes engines through the cache in the state directory
 // (refresh: probe again).
 func (b *backend) prober(refresh bool) prober {
-	return prober{self: b.self, cacheDir: filepath.Join(b.stateDir, "probes"), refresh: refresh}
+	return newProber(b.self, b.stateDir, refresh)
+}
+
+func newProber(self, stateDir string, refresh bool) prober {
+	return prober{self: self, cacheDir: engine.ProbeCache(stateDir), refresh: refresh}
 }
 
 type prober struct {

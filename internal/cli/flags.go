@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/roofline/roofline/internal/engine"
@@ -70,7 +69,7 @@ func runFlags(m *Meta, args []string) int {
 		m.view().Errorf("cannot find roofline's own executable: %v", err)
 		return ExitError
 	}
-	inst, err := prober{self: self, cacheDir: filepath.Join(stateDir(cfg), "probes"), refresh: *refresh}.Probe(context.Background(), e)
+	inst, err := newProber(self, stateDir(cfg), *refresh).Probe(context.Background(), e)
 	if err != nil {
 		m.view().Errorf("%v", err)
 		return ExitError

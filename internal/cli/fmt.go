@@ -86,13 +86,13 @@ func runFmt(m *Meta, args []string) int {
 // prints nothing and exits 3 when the input is not formatted; with -diff it
 // prints the diff instead of the text.
 func fmtStdin(m *Meta, check, diff bool) int {
-	src, err := io.ReadAll(io.LimitReader(m.In, 4<<20+1))
+	src, err := io.ReadAll(io.LimitReader(m.In, config.MaxFileSize+1))
 	if err != nil {
 		m.view().Errorf("reading standard input: %v", err)
 		return ExitError
 	}
-	if len(src) > 4<<20 {
-		m.view().Errorf("standard input is over 4 MiB; a configuration file is a few KiB.")
+	if len(src) > config.MaxFileSize {
+		m.view().Errorf("standard input is over %d MiB; a configuration file is a few KiB.", config.MaxFileSize>>20)
 		return ExitError
 	}
 	out, diags := config.Format(src, "<stdin>")

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"os"
-	"path/filepath"
 
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
@@ -33,13 +32,13 @@ func runInit(m *Meta, args []string) int {
 		return ExitError
 	}
 	cfg := b.cfg
-	if err := os.MkdirAll(filepath.Join(b.stateDir, "probes"), 0o700); err != nil {
+	p := b.prober(true)
+	if err := os.MkdirAll(p.cacheDir, 0o700); err != nil {
 		m.view().Errorf("%v", err)
 		return ExitError
 	}
 	view := views.NewInit(m.view())
 	view.Probing(b.stateDir)
-	p := prober{self: b.self, cacheDir: filepath.Join(b.stateDir, "probes"), refresh: true}
 	probes := enginelock.ProbeAll(context.Background(), cfg, p.Probe)
 	view.Engines(views.InitEnginesOf(probes))
 	probed, failed := enginelock.Usable(probes)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/roofline/roofline/internal/config"
 )
 
 const hostCfg = `variable "host" {
@@ -104,6 +106,18 @@ func TestFmtFiles(t *testing.T) {
 	}
 	if code, _, stderr := runMainIn(t, "a = \n", "fmt", "-"); code != ExitError || !strings.Contains(stderr, "<stdin> line 1") {
 		t.Errorf("fmt - with a syntax error: exit %d %s", code, stderr)
+	}
+	// Standard input has the loader's size cap: at it, formatted; past it,
+	// refused.
+	for _, tc := range []struct {
+		size int
+		code int
+	}{{config.MaxFileSize, ExitOK}, {config.MaxFileSize + 1, ExitError}} {
+		src := "a = 1" + strings.Repeat(" ", tc.size-6) + "\n"
+		code, _, stderr := runMainIn(t, src, "fmt", "-")
+		if code != tc.code || (tc.code == ExitError && !strings.Contains(stderr, "standard input is over 4 MiB")) {
+			t.Errorf("fmt - of %d bytes: exit %d, want %d\n%s", tc.size, code, tc.code, stderr)
+		}
 	}
 	dir := t.TempDir()
 	jsonSrc := "{\"server\":{}}\n"

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
-	"github.com/roofline/roofline/internal/enginelock"
 	"github.com/roofline/roofline/internal/kube/live"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
@@ -81,15 +80,34 @@ func (o *planOptions) mode() plan.Mode {
 	return plan.ModeNormal
 }
 
-// serverNames turns -target/-replace values into names (plan.ServerNames),
-// printing the error of an unknown one.
-func serverNames(m *Meta, cfg *config.Config, st *state.File, addrs []string, flag string) ([]string, bool) {
-	names, err := plan.ServerNames(cfg, st, addrs)
-	if err != nil {
-		m.view().Errorf("-%s=%v", flag, err)
-		return nil, false
+// serverNames turns -target and -replace values into names
+// (plan.ServerNames), printing the error of each flag with an unknown one.
+func (o *planOptions) serverNames(m *Meta, cfg *config.Config, st *state.File) (targets, replaces []string, ok bool) {
+	ok = true
+	names := func(addrs []string, flag string) []string {
+		n, err := plan.ServerNames(cfg, st, addrs)
+		if err != nil {
+			m.view().Errorf("-%s=%v", flag, err)
+			ok = false
+		}
+		return n
 	}
-	return names, true
+	targets, replaces = names(o.targets, "target"), names(o.replaces, "replace")
+	if !ok {
+		return nil, nil, false
+	}
+	return targets, replaces, true
+}
+
+// planMade masks the plan's secrets in what m prints from now on, and puts
+// the load-time warnings before the plan's own: after it for people, in it
+// for machines.
+func planMade(m *Meta, p *plan.Plan) {
+	m.secrets.Add(p.Secrets.Values()...)
+	if m.diagSink != nil {
+		p.Diagnostics = append(*m.diagSink, p.Diagnostics...)
+		*m.diagSink = nil
+	}
 }
 
 // makePlan loads everything and plans. It prints diagnostics-free errors
@@ -111,9 +129,8 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 	if o.addImport != nil {
 		cfg.Imports = append(cfg.Imports, o.addImport)
 	}
-	targets, ok1 := serverNames(m, cfg, st, o.targets, "target")
-	replaces, ok2 := serverNames(m, cfg, st, o.replaces, "replace")
-	if !ok1 || !ok2 {
+	targets, replaces, ok := o.serverNames(m, cfg, st)
+	if !ok {
 		unlock()
 		return nil, nil, nil, nil, false
 	}
@@ -124,20 +141,11 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 	if !o.review {
 		in.ReadHostFile, in.Getenv = readHostSecret, os.LookupEnv
 		in.ReadImport = describeImport
+		// A review plan may stand in built-in flag lists for the installs.
+		in.LockFile = config.LockFileName
 	}
 	p := plan.Make(in)
-	m.secrets.Add(p.Secrets.Values()...)
-	if !o.review {
-		// The probed engines against roofline.lock.hcl (a review plan may
-		// stand in built-in flag lists for the installs).
-		p.Diagnostics = append(p.Diagnostics, enginelock.Check(config.LockFileName, cfg, plan.InstalledOf(in.Engines))...)
-	}
-	if m.diagSink != nil {
-		// Load-time warnings belong to the plan: after it for people, in
-		// it for machines.
-		p.Diagnostics = append(*m.diagSink, p.Diagnostics...)
-		*m.diagSink = nil
-	}
+	planMade(m, p)
 	return p, b, st, unlock, true
 }
 

@@ -38,7 +38,7 @@ func runSmoke(m *Meta, args []string) int {
 	}
 	opts := gate.SmokeOptions{Reasoning: *reasoning, StepTimeout: *timeout}
 	if side.Server != nil && !fs.Changed("reasoning") {
-		opts.Reasoning = side.Server.Server.ReasoningParser != ""
+		opts.Reasoning = side.Server.Server.SmokesReasoning()
 	}
 	ctx, cancel := interruptible()
 	defer cancel()

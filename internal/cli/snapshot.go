@@ -81,17 +81,12 @@ func makeSnapshotPlan(m *Meta, o *planOptions, mode plan.Mode) (*plan.Plan, *sta
 		return nil, nil, false
 	}
 	st := snap.State
-	targets, ok1 := serverNames(m, cfg, st, o.targets, "target")
-	replaces, ok2 := serverNames(m, cfg, st, o.replaces, "replace")
-	if !ok1 || !ok2 {
+	targets, replaces, ok := o.serverNames(m, cfg, st)
+	if !ok {
 		return nil, nil, false
 	}
 	p := snap.ReviewPlan(cfg, newDrivers(), mode, targets, replaces, time.Now(), o.snapshotMaxAge)
-	m.secrets.Add(p.Secrets.Values()...)
-	if m.diagSink != nil {
-		p.Diagnostics = append(*m.diagSink, p.Diagnostics...)
-		*m.diagSink = nil
-	}
+	planMade(m, p)
 	return p, st, true
 }
 

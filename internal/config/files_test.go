@@ -367,3 +367,16 @@ module "e" {
 		t.Errorf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestSmokesReasoning: a server with a reasoning parser has its reasoning
+// smoked; one without, not.
+func TestSmokesReasoning(t *testing.T) {
+	for _, tc := range []struct {
+		parser string
+		want   bool
+	}{{"", false}, {"qwen3", true}, {"deepseek_r1", true}} {
+		if got := (&Server{ReasoningParser: tc.parser}).SmokesReasoning(); got != tc.want {
+			t.Errorf("reasoning_parser %q: SmokesReasoning = %v, want %v", tc.parser, got, tc.want)
+		}
+	}
+}

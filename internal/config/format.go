@@ -67,7 +67,7 @@ func Format(src []byte, filename string) ([]byte, hcl.Diagnostics) {
 // (bounded; a FIFO or device is refused, not waited on) and formats it:
 // src as read, and out nil when it has syntax errors (Format).
 func FormatFile(path string) (src, out []byte, diags hcl.Diagnostics, err error) {
-	if src, err = fsx.ReadFile(path, maxFileSize); err != nil {
+	if src, err = fsx.ReadFile(path, MaxFileSize); err != nil {
 		return nil, nil, nil, err
 	}
 	out, diags = Format(src, path)

@@ -130,7 +130,7 @@ func (d *decoder) collectInputs(in Inputs, autoFiles map[string][]byte) []varSou
 
 // readBounded reads a -var-file with the configuration's size cap; a FIFO
 // or device is refused rather than waited on.
-func readBounded(path string) ([]byte, error) { return fsx.ReadFile(path, maxFileSize) }
+func readBounded(path string) ([]byte, error) { return fsx.ReadFile(path, MaxFileSize) }
 
 // varFile parses a variable file: NAME = VALUE lines in HCL, or a JSON
 // object when the name ends in .json. Values are constants: no variables

@@ -13,9 +13,10 @@ import (
 	"github.com/roofline/roofline/internal/fsx"
 )
 
-// maxFileSize bounds what the loader reads: a configuration is a few KiB, and
-// a huge file is a mistake (a model path given as -chdir, say).
-const maxFileSize = 4 << 20
+// MaxFileSize bounds what the loader (and fmt of standard input) reads: a
+// configuration is a few KiB, and a huge file is a mistake (a model path
+// given as -chdir, say).
+const MaxFileSize = 4 << 20
 
 // LoadDir reads every *.hcl and *.hcl.json file of dir into one Config, decodes and validates
 // it. It returns every diagnostic found, not only the first; the Config is
@@ -67,7 +68,7 @@ func LoadDirInputs(dir string, in Inputs) (*Config, hcl.Diagnostics) {
 		}
 		path := filepath.Join(abs, e.Name())
 		// Bounded, and a FIFO or device named *.hcl is refused, not waited on.
-		src, err := fsx.ReadFile(path, maxFileSize)
+		src, err := fsx.ReadFile(path, MaxFileSize)
 		if err != nil {
 			return &Config{Dir: abs, Files: map[string]*hcl.File{}}, hcl.Diagnostics{{
 				Severity: hcl.DiagError,

@@ -203,7 +203,7 @@ func readModuleFiles(dir string) (map[string][]byte, error) {
 		if e.IsDir() || !IsConfigFile(e.Name()) {
 			continue
 		}
-		b, err := fsx.ReadFile(filepath.Join(dir, e.Name()), maxFileSize)
+		b, err := fsx.ReadFile(filepath.Join(dir, e.Name()), MaxFileSize)
 		if err != nil {
 			return nil, err
 		}

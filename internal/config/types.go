@@ -205,6 +205,11 @@ func (s *Server) Addr() string {
 	return "server." + s.Name
 }
 
+// SmokesReasoning: the smoke gate checks that the reasoning comes back
+// apart from the answer when the server has a reasoning parser (apply's
+// gate and roofline smoke SERVER alike).
+func (s *Server) SmokesReasoning() bool { return s.ReasoningParser != "" }
+
 // Gate says what a server must pass before it is promoted.
 type Gate struct {
 	HealthTimeout time.Duration // default 15m

@@ -221,6 +221,10 @@ func (k probeKey) file() string {
 	return hex.EncodeToString(sum[:16]) + ".json"
 }
 
+// ProbeCache is the probe cache folder of the state directory stateDir
+// (Probe's cacheDir; roofline init creates it).
+func ProbeCache(stateDir string) string { return filepath.Join(stateDir, "probes") }
+
 // Probe finds out which version of engine e is installed and its complete
 // flag list. The result is cached in cacheDir (one JSON file per install,
 // keyed by the resolved executable, its size and modification time, the

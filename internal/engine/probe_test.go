@@ -412,3 +412,11 @@ func BenchmarkProbeCached(b *testing.B) {
 		b.Fatal("the benchmark ran the engine")
 	}
 }
+
+// TestProbeCache: the probe cache is the state directory's probes folder,
+// where roofline init creates it (docs/apply.md: .roofline/probes/).
+func TestProbeCache(t *testing.T) {
+	if got, want := ProbeCache(filepath.Join("/srv", ".roofline")), filepath.Join("/srv", ".roofline", "probes"); got != want {
+		t.Errorf("ProbeCache = %q, want %q", got, want)
+	}
+}

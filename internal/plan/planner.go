@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
+	"github.com/roofline/roofline/internal/enginelock"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/model"
@@ -169,6 +170,10 @@ type Inputs struct {
 	// where each driver says which servers it runs. plan names no driver.
 	Drivers DriverChooser
 	Now     time.Time
+	// LockFile is the lock file (roofline.lock.hcl) the probed engines are
+	// checked against once planned; "": not checked (a -review plan, whose
+	// engines may be stand-ins, and the agent's plans).
+	LockFile string
 }
 
 // DriverChooser names the driver that runs server s, whose engine block is
@@ -179,6 +184,16 @@ type DriverChooser interface {
 
 // Make plans. It never fails: problems are diagnostics in the plan.
 func Make(in *Inputs) *Plan {
+	p := makePlan(in)
+	if in.LockFile != "" && in.Config != nil {
+		// After planning: a review plan's stand-in installs are in
+		// in.Engines by now, and are checked as the probed ones are.
+		p.Diagnostics = append(p.Diagnostics, enginelock.Check(in.LockFile, in.Config, InstalledOf(in.Engines))...)
+	}
+	return p
+}
+
+func makePlan(in *Inputs) *Plan {
 	cfg := in.Config
 	prior := in.Prior
 	if prior == nil {
@@ -581,7 +596,7 @@ func (pl *planner) desire(s *config.Server) {
 		Port:   s.Port,
 		Image:  e.Image,
 		Gate: &GateSpec{HealthTimeout: s.Gate.HealthTimeout, SmokeToolcall: s.Gate.SmokeToolcall,
-			Reasoning: s.ReasoningParser != "", Bench: s.Gate.Bench},
+			Reasoning: s.SmokesReasoning(), Bench: s.Gate.Bench},
 	}
 	var err error
 	if pl.in.Drivers == nil {

@@ -21,7 +21,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/engine"
-	"github.com/roofline/roofline/internal/enginelock"
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
@@ -375,8 +374,8 @@ func (f *File) ReviewPlan(cfg *config.Config, drivers plan.DriverChooser, mode p
 	in.Mode, in.Targets, in.Replace = mode, targets, replaces
 	in.Review = true
 	in.Now = now
+	in.LockFile = config.LockFileName
 	p := plan.Make(in)
-	p.Diagnostics = append(p.Diagnostics, enginelock.Check(config.LockFileName, cfg, plan.InstalledOf(in.Engines))...)
 	p.Review = true
 	p.SnapshotHost, p.SnapshotCreatedAt = f.Host, f.CreatedAt
 	if d := f.AgeWarning(now, maxAge); d != nil {
