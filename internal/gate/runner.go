@@ -138,7 +138,7 @@ func checksLine(ok bool, cs []Check) string {
 			names = append(names, c.Name)
 		}
 	}
-	return fmt.Sprintf("%s (%d checks: %s)", verdict, len(cs), strings.Join(names, ", "))
+	return fmt.Sprintf("%s (%d checks: %s)", verdict, len(cs), strings.Join(names, "; "))
 }
 
 // benchLine is the bench gate's figures, each against its threshold.

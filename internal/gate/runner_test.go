@@ -79,3 +79,24 @@ func TestRunnerCheckHealth(t *testing.T) {
 		t.Errorf("the check saw %+v; want the passed health report", seen)
 	}
 }
+
+// TestChecksLine: apply's line per gate counts the checks and names each
+// one; a name with a comma in it ("tool call, streamed") stays one check
+// to the reader.
+func TestChecksLine(t *testing.T) {
+	tests := []struct {
+		ok   bool
+		cs   []Check
+		want string
+	}{
+		{true, []Check{{Name: "tool call", OK: true}, {Name: "tool call, streamed", OK: true}, {Name: "reasoning", OK: true}},
+			"passed (3 checks: tool call; tool call, streamed; reasoning)"},
+		{false, []Check{{Name: "tool call", Detail: "no tool_calls"}, {Name: "tool call, streamed", Skipped: true}},
+			"FAILED (2 checks: tool call FAILED: no tool_calls; tool call, streamed (skipped))"},
+	}
+	for _, tt := range tests {
+		if got := checksLine(tt.ok, tt.cs); got != tt.want {
+			t.Errorf("checksLine = %q\n             want %q", got, tt.want)
+		}
+	}
+}

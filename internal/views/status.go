@@ -15,7 +15,9 @@ import (
 type StatusRow struct {
 	Name string `json:"name"`
 	// Instance is "old" or "new" while a rollout replaces the server (both
-	// run; the old one serves until the new one passed its gates).
+	// run; the old one serves until the new one passed its gates), and
+	// "previous" for the instance a finished rollout keeps for rollback
+	// (lifecycle { keep_previous }), after the server's own row.
 	Instance    string     `json:"instance,omitempty"`
 	Engine      string     `json:"engine"`
 	EngineKind  string     `json:"engine_kind"`
@@ -67,7 +69,9 @@ func (r StatusRow) Unhealthy() bool {
 
 // StatusRows builds status's rows from the state, by server name: one per
 // server, and an "old" row before the "new" one while a rollout replaces it
-// (the old instance still serves until the new one passes its gates).
+// (the old instance still serves until the new one passes its gates), or a
+// "previous" row after the server's when a finished rollout kept the
+// instance it replaced.
 // observe says what runs of an instance; snap (nil: none) gives the GPU
 // memory its processes hold, cals (nil: none) how its start was predicted.
 func StatusRows(st *state.File, observe func(*state.Server) *plan.Observation, snap *gpu.Snapshot, cals *state.Calibrations) []StatusRow {
@@ -82,7 +86,16 @@ func StatusRows(st *state.File, observe func(*state.Server) *plan.Observation, s
 			p := s.Gate.Passed
 			r.GatePassed = &p
 		}
-		if old := s.Deposed; old != nil {
+		old := s.Deposed
+		if old != nil && old.Status == state.StatusKept {
+			// A finished rollout: the server serves, its previous instance
+			// waits idle for a rollback.
+			or := statusRow(name, old, s.Port, observe(old), snap)
+			or.Instance = "previous"
+			rows = append(rows, r, or)
+			continue
+		}
+		if old != nil {
 			r.Instance = "new"
 			or := statusRow(name, old, s.Port, observe(old), snap)
 			or.Instance = "old"
@@ -197,6 +210,8 @@ func rowName(r StatusRow) string {
 		return r.Name + " (old, serving)"
 	case "new":
 		return r.Name + " (new, rolling out)"
+	case "previous":
+		return r.Name + " (previous, for rollback)"
 	}
 	return r.Name
 }

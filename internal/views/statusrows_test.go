@@ -18,6 +18,10 @@ func TestStatusRows(t *testing.T) {
 	st.Set(&state.Server{Name: "chat", Port: 9000, BackendPort: 9101, Instance: state.Instance{PID: 200, LaunchID: "L3"},
 		Deposed: &state.Server{Name: "chat", Port: 9100, Instance: state.Instance{PID: 300}}})
 	st.Set(&state.Server{Name: "gone", Port: 7000, Instance: state.Instance{PID: 400}, Status: state.StatusFailed})
+	// A finished rollout that keeps its previous instance: the server
+	// serves; the kept one is not "old, serving".
+	st.Set(&state.Server{Name: "kept", Port: 6000, BackendPort: 6101, Instance: state.Instance{PID: 500}, Status: state.StatusReady,
+		Deposed: &state.Server{Name: "kept", Port: 6000, BackendPort: 6100, Instance: state.Instance{PID: 501}, Status: state.StatusKept}})
 	cals := &state.Calibrations{Records: []state.Calibration{
 		{Server: "web", LaunchID: "L0", PredictedAs: "uncalibrated"},
 		{Server: "web", LaunchID: "L1", PredictedAs: "measured"},
@@ -28,7 +32,7 @@ func TestStatusRows(t *testing.T) {
 		switch s.PID {
 		case 100:
 			return &plan.Observation{Alive: true, Healthy: &yes, GPUPids: []int{100}}
-		case 200, 300:
+		case 200, 300, 500, 501:
 			return &plan.Observation{Alive: true, GPUPids: []int{s.PID}}
 		}
 		return &plan.Observation{Detail: "pid 400 exited"}
@@ -43,12 +47,16 @@ func TestStatusRows(t *testing.T) {
 			{Name: "chat", Instance: "old", Port: 9000, PID: 300, Running: true},
 			{Name: "chat", Instance: "new", Port: 9000, PID: 200, Running: true, GPUMemoryBytes: 30 << 30},
 			{Name: "gone", Port: 7000, PID: 400, Prediction: "estimated", Detail: "pid 400 exited"},
+			{Name: "kept", Port: 6000, PID: 500, Running: true},
+			{Name: "kept", Instance: "previous", Port: 6000, PID: 501, Running: true},
 			{Name: "web", Port: 8000, PID: 100, Running: true, Prediction: "measured", GPUMemoryBytes: 40 << 30},
 		}},
 		{name: "neither", want: []StatusRow{
 			{Name: "chat", Instance: "old", Port: 9000, PID: 300, Running: true},
 			{Name: "chat", Instance: "new", Port: 9000, PID: 200, Running: true},
 			{Name: "gone", Port: 7000, PID: 400, Detail: "pid 400 exited"},
+			{Name: "kept", Port: 6000, PID: 500, Running: true},
+			{Name: "kept", Instance: "previous", Port: 6000, PID: 501, Running: true},
 			{Name: "web", Port: 8000, PID: 100, Running: true},
 		}},
 	} {
@@ -68,7 +76,7 @@ func TestStatusRows(t *testing.T) {
 					t.Errorf("row %d = %+v\nwant %+v", i, g, w)
 				}
 			}
-			web := rows[3]
+			web := rows[5]
 			if web.GatePassed == nil || !*web.GatePassed || web.Healthy == nil || web.UptimeSec < 59 || web.Unhealthy() {
 				t.Errorf("web: gate %v, healthy %v, uptime %v, unhealthy %v", web.GatePassed, web.Healthy, web.UptimeSec, web.Unhealthy())
 			}
