@@ -19,6 +19,7 @@ import (
 	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/engine/logdiag"
 	"github.com/roofline/roofline/internal/fsx"
+	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/proxy"
 	"github.com/roofline/roofline/internal/proxy/launch"
@@ -117,11 +118,13 @@ type Applier struct {
 	Parallelism int
 	// StopGrace is how long an engine gets between SIGTERM and SIGKILL.
 	StopGrace time.Duration
-	// Journal is called after each rollout; nil to skip.
-	Journal func(s *state.Server, change *plan.Change)
-	// JournalFailure is called after a failed start or rollout, with the
-	// explained error; nil to skip.
-	JournalFailure func(s *state.Server, change *plan.Change, err *ServerError)
+	// Journal is the journal file (journal.Path) each rollout is recorded
+	// in, with the GPUs of the plan; "": none.
+	Journal string
+	// JournalFailures records failed starts and rollouts too, with their
+	// phase, classified cause and error (apply does; the agent's restarts
+	// record only the rollouts that went through).
+	JournalFailures bool
 	// MoveJournal records a rename (MoveEntry); nil to skip.
 	MoveJournal func(from, to string)
 	// Now is the clock.
@@ -139,6 +142,7 @@ type Applier struct {
 	mu      sync.Mutex
 	st      *state.File
 	outcome map[string]string // addr -> what happened, for Outcomes
+	host    *journal.Host     // the plan's GPUs, for the journal
 }
 
 // Outcome is what apply did to one server of the plan.
@@ -197,6 +201,15 @@ func (a *Applier) stopping() bool {
 	}
 }
 
+// journalRollout records the rollout of s in the journal; failed is set
+// for a failed one. A journal that cannot be written fails no rollout.
+func (a *Applier) journalRollout(s *state.Server, failed *journal.Failure) {
+	if a.Journal == "" || (failed != nil && !a.JournalFailures) {
+		return
+	}
+	_ = journal.Append(a.Journal, journal.RolloutOf(a.now(), s, a.host, failed))
+}
+
 func (a *Applier) now() time.Time {
 	if a.Now != nil {
 		return a.Now()
@@ -219,6 +232,7 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 		st = state.NewFile()
 	}
 	a.st = st.Clone()
+	a.host = journal.HostOf(p.Snapshot)
 	if a.Parallelism <= 0 {
 		a.Parallelism = 10
 	}
@@ -829,9 +843,7 @@ func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Serv
 		failed.Deposed = nil
 		st.Set(failed)
 	})
-	if a.JournalFailure != nil {
-		a.JournalFailure(rec, c, se)
-	}
+	a.journalRollout(rec, &journal.Failure{Phase: se.Phase, Error: se.Err.Error(), KeptOld: se.KeptOld, Class: diag.Class})
 	if a.Hooks != nil {
 		a.Hooks.End(c.Addr, "Failed", 0, diag.Class)
 	}

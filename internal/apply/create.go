@@ -281,9 +281,7 @@ func (a *Applier) promote(ctx context.Context, r *rollout) error {
 // report journals the rollout and ends its progress line.
 func (a *Applier) report(_ context.Context, r *rollout) error {
 	c, d, rec := r.c, r.d, r.rec
-	if a.Journal != nil {
-		a.Journal(rec, c)
-	}
+	a.journalRollout(rec, nil)
 	if a.Hooks != nil {
 		verb := "Creation complete"
 		if c.Action.IsReplace() {

@@ -24,7 +24,7 @@ var allowed = map[string][]string{
 	"internal/engine":          {"internal/config", "internal/engine/refdata", "internal/suggest"},
 	"internal/vram":            {"internal/engine/kinds"},
 	"internal/plan":            {"internal/config", "internal/engine", "internal/enginelock", "internal/gpu", "internal/model", "internal/vram", "internal/vram/fromodel", "internal/state", "internal/journal", "internal/diagfmt", "internal/textdiff", "internal/version", "internal/jsonplan", "internal/suggest", "internal/portcheck"},
-	"internal/apply":           {"internal/plan", "internal/driver", "internal/state", "internal/proxy", "internal/proxy/launch", "internal/engine", "internal/engine/logdiag"},
+	"internal/apply":           {"internal/plan", "internal/driver", "internal/state", "internal/journal", "internal/proxy", "internal/proxy/launch", "internal/engine", "internal/engine/logdiag"},
 	"internal/proxy/launch":    {"internal/driver", "internal/proxy", "internal/state"},
 	"internal/gate":            {"internal/config", "internal/journal", "internal/engine", "internal/engine/kinds", "internal/suggest"},
 	"internal/gate/gatetest":   {"internal/engine/kinds"},

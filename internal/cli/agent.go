@@ -13,7 +13,7 @@ import (
 	"github.com/roofline/roofline/internal/agent/live"
 	"github.com/roofline/roofline/internal/apply"
 	"github.com/roofline/roofline/internal/config"
-	"github.com/roofline/roofline/internal/gpu"
+	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/snapshot"
 	"github.com/roofline/roofline/internal/state"
@@ -127,9 +127,7 @@ func agentHost(m *Meta, b *backend, logf func(string, ...any)) *live.Host {
 		Take: func(ctx context.Context, cfg *config.Config, st *state.File) *snapshot.File {
 			return b.takeSnapshot(ctx, cfg, st, "", false)
 		},
-		Journal: func(p *plan.Plan) func(*state.Server, *plan.Change) {
-			return journalFor(b, func() *gpu.Snapshot { return p.Snapshot })
-		},
+		Journal: journal.Path(b.stateDir),
 	}
 }
 

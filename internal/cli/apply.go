@@ -10,7 +10,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/apply"
-	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/kube/live"
 	"github.com/roofline/roofline/internal/plan"
@@ -113,17 +112,17 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	stopping, interrupted, stopSignals := twoStageInterrupt(m)
 	defer stopSignals()
 	ap := &apply.Applier{
-		State:          b.states,
-		Drivers:        b.drivers,
-		Gates:          newGates(m),
-		Hooks:          view.Hooks(p),
-		StateDir:       b.stateDir,
-		Proxies:        b.proxies(),
-		Parallelism:    o.parallelism,
-		Stopping:       stopping,
-		Secrets:        m.secrets,
-		Journal:        journalFor(b, func() *gpu.Snapshot { return p.Snapshot }),
-		JournalFailure: journalFailureFor(b, func() *gpu.Snapshot { return p.Snapshot }),
+		State:           b.states,
+		Drivers:         b.drivers,
+		Gates:           newGates(m),
+		Hooks:           view.Hooks(p),
+		StateDir:        b.stateDir,
+		Proxies:         b.proxies(),
+		Parallelism:     o.parallelism,
+		Stopping:        stopping,
+		Secrets:         m.secrets,
+		Journal:         journal.Path(b.stateDir),
+		JournalFailures: true,
 		MoveJournal: func(from, to string) {
 			if err := journal.Append(journal.Path(b.stateDir), journal.MoveEntry(from, to, time.Now())); err != nil {
 				m.view().Warnf("the journal does not record the rename of server.%s: %v", from, err)

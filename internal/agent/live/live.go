@@ -60,9 +60,10 @@ type Host struct {
 	Refresh func(ctx context.Context, cfg *config.Config, st *state.File) *plan.Inputs
 	// Applier is a fresh applier of this host, without a journal.
 	Applier func() *apply.Applier
-	// Journal records the rollouts of a restart of plan p; a rollback
-	// window's end is no rollout.
-	Journal func(p *plan.Plan) func(s *state.Server, c *plan.Change)
+	// Journal is the journal file the rollouts of a restart are recorded
+	// in (those that went through; a failed restart is in the agent's
+	// report); a rollback window's end is no rollout.
+	Journal string
 	// Take records what refresh finds on this host for cfg (the host
 	// snapshot of roofline snapshot).
 	Take func(ctx context.Context, cfg *config.Config, st *state.File) *snapshot.File
@@ -168,7 +169,7 @@ func (h *Host) Restart(ctx context.Context, reqs []agent.Request) []agent.Outcom
 		return rs.FailAll(err, "secrets")
 	}
 	ap := h.Applier()
-	ap.Journal = h.Journal(p)
+	ap.Journal = h.Journal
 	after, err := ap.Apply(ctx, p, st)
 	failed, other := apply.ServerErrors(err)
 	for _, name := range keep {
