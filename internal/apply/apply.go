@@ -495,9 +495,13 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 					errs = errors.Join(errs, &ServerError{Addr: addr, Phase: "stop", Err: fmt.Errorf("the previous instance (pid %d): %w", s.Deposed.PID, err)})
 					continue
 				}
-				if gone {
+				switch {
+				case gone:
 					a.note(addr, "The previous instance kept for rollback (pid %d) is gone: forgotten", s.Deposed.PID)
-				} else {
+				case c.Kept != nil && c.Kept.Stop != "" && !strings.HasPrefix(c.Kept.Stop, "window ended"):
+					// The server goes, or a new rollout replaces it.
+					a.note(addr, "The previous instance kept for rollback (pid %d) stopped: %s", s.Deposed.PID, c.Kept.Stop)
+				default:
 					a.note(addr, "The rollback window ended: the previous instance (pid %d) stopped", s.Deposed.PID)
 				}
 				errs = errors.Join(errs, a.update(func(st *state.File) { st.Servers[name].Deposed = nil }))

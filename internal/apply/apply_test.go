@@ -504,3 +504,38 @@ func TestDestroyStopsTheKeptInstance(t *testing.T) {
 		})
 	}
 }
+
+// notes records the steps apply shows (Noter).
+type notes struct{ lines []string }
+
+func (n *notes) Begin(string, string)                      {}
+func (n *notes) Progress(string, time.Duration, string)    {}
+func (n *notes) End(string, string, time.Duration, string) {}
+func (n *notes) Note(addr, msg string)                     { n.lines = append(n.lines, addr+": "+msg) }
+
+// A kept instance stopped because its server is destroyed says so; it
+// said "The rollback window ended" while the window had 10 minutes left.
+func TestKeptInstanceStopSaysWhy(t *testing.T) {
+	d := newFakeDriver()
+	a, _ := newApplier(t, d, &fakeGates{})
+	n := &notes{}
+	a.Hooks = n
+	now := time.Now()
+	a.Now = func() time.Time { return now }
+	prior := state.NewFile()
+	ka := keptServer(d, "a", 8001, now.Add(-time.Minute))
+	prior.Set(ka)
+	p := &plan.Plan{Mode: plan.ModeDestroy, Changes: []*plan.Change{
+		{Addr: "server.a", Name: "a", Action: plan.Delete, Before: ka, Kept: &plan.KeptInstance{PID: ka.Deposed.PID, Stop: "the server is destroyed"}},
+	}}
+	if _, err := a.Apply(context.Background(), p, prior); err != nil {
+		t.Fatal(err)
+	}
+	if d.alive[ka.Deposed.PID] {
+		t.Fatalf("the kept instance (pid %d) still runs", ka.Deposed.PID)
+	}
+	want := fmt.Sprintf("server.a: The previous instance kept for rollback (pid %d) stopped: the server is destroyed", ka.Deposed.PID)
+	if !slices.Contains(n.lines, want) {
+		t.Errorf("notes %q\nwant %q", n.lines, want)
+	}
+}
