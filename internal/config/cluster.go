@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -189,11 +188,8 @@ var namespaceName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 func (s *Server) ObjectName() string { return strings.ReplaceAll(s.Name, "_", "-") }
 
 func validateClusters(cfg *Config) hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	errorf := func(rng hcl.Range, summary, detail string, args ...any) {
-		r := rng
-		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(detail, args...), Subject: &r})
-	}
+	var ds diags
+	errorf := ds.errorf
 	for _, name := range cfg.ClusterNames() {
 		c := cfg.Clusters[name]
 		if c.Ranges.Has("namespace") && !namespaceName.MatchString(c.Namespace) {
@@ -282,7 +278,7 @@ func validateClusters(cfg *Config) hcl.Diagnostics {
 				"Model %q is at %s, which is not under cluster %q's model volume mount_path %s: the engine in the pod is given the model's path, so the folder must lie inside the volume.", m.Name, m.Path, c.Name, v.MountPath)
 		}
 	}
-	return diags
+	return ds.Diagnostics
 }
 
 func within(path, dir string) bool {

@@ -155,13 +155,8 @@ func (d *decoder) varFile(name string, src []byte) []varSource {
 	d.cfg.Files[name] = f
 	attrs, ds := f.Body.JustAttributes()
 	d.add(ds)
-	ordered := make([]*hcl.Attribute, 0, len(attrs))
-	for _, a := range attrs {
-		ordered = append(ordered, a)
-	}
-	sort.Slice(ordered, func(i, j int) bool { return ordered[i].Range.Start.Byte < ordered[j].Range.Start.Byte })
 	var out []varSource
-	for _, a := range ordered {
+	for _, a := range inSourceOrder(attrs) {
 		v, ds := a.Expr.Value(nil)
 		if ds.HasErrors() {
 			for _, diag := range ds {

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -86,11 +85,8 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // engine's command line, which every local user reads through ps), and the
 // host-secret attributes are checked.
 func checkSecrets(cfg *Config) hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	errorf := func(rng hcl.Range, summary, detail string, args ...any) {
-		r := rng
-		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(detail, args...), Subject: &r})
-	}
+	var ds diags
+	errorf := ds.errorf
 	for _, name := range cfg.ServerNames() {
 		s := cfg.Servers[name]
 		for i, a := range s.ExtraArgs {
@@ -126,7 +122,7 @@ func checkSecrets(cfg *Config) hcl.Diagnostics {
 			}
 		}
 	}
-	return diags
+	return ds.Diagnostics
 }
 
 // secretAdvice says what to use instead of a secret flag.

@@ -209,18 +209,15 @@ func (ds *diags) serverValues(s *Server) {
 }
 
 func validateGate(s *Server) hcl.Diagnostics {
-	var diags hcl.Diagnostics
+	var ds diags
 	g := s.Gate
 	if g == nil {
 		return nil
 	}
-	errorf := func(rng hcl.Range, summary, detail string, args ...any) {
-		r := rng
-		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(detail, args...), Subject: &r})
-	}
+	errorf := ds.errorf
 	b := g.Bench
 	if b == nil {
-		return diags
+		return ds.Diagnostics
 	}
 	for _, f := range []struct {
 		name string
@@ -261,9 +258,8 @@ func validateGate(s *Server) hcl.Diagnostics {
 			"input_tokens + output_tokens = %d exceeds the server's max_model_len (%d): the engine rejects every request, so the gate can never pass.", b.InputTokens+b.OutputTokens, s.MaxModelLen)
 	}
 	if b.RequestRate == 0 && b.Concurrency > b.Requests && b.Requests > 0 {
-		r := b.Ranges.Get("concurrency", b.DeclRange)
-		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Bench concurrency above requests",
-			Detail: fmt.Sprintf("With %d requests the load never reaches concurrency %d; raise requests to measure at that load.", b.Requests, b.Concurrency), Subject: &r})
+		ds.warnf(b.Ranges.Get("concurrency", b.DeclRange), "Bench concurrency above requests",
+			"With %d requests the load never reaches concurrency %d; raise requests to measure at that load.", b.Requests, b.Concurrency)
 	}
-	return diags
+	return ds.Diagnostics
 }

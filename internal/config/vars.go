@@ -59,6 +59,17 @@ var validationSchema = &hcl.BodySchema{
 // (from the inputs and defaults) and its locals, evaluated in dependency
 // order. Only this context is visible to expressions: nothing is read from
 // the environment or the disk.
+// inSourceOrder lists attrs (a map) as they are written, so that
+// diagnostics and later-wins rules follow the file.
+func inSourceOrder(attrs hcl.Attributes) []*hcl.Attribute {
+	ordered := make([]*hcl.Attribute, 0, len(attrs))
+	for _, a := range attrs {
+		ordered = append(ordered, a)
+	}
+	sort.Slice(ordered, func(i, j int) bool { return ordered[i].Range.Start.Byte < ordered[j].Range.Start.Byte })
+	return ordered
+}
+
 func (d *decoder) scope(blocks []*hcl.Block, in Inputs, varFiles map[string][]byte) *hcl.EvalContext {
 	ctx := evalContext().NewChild()
 	ctx.Variables = map[string]cty.Value{}
@@ -78,12 +89,7 @@ func (d *decoder) scope(blocks []*hcl.Block, in Inputs, varFiles map[string][]by
 		case "locals":
 			attrs, ds := blk.Body.JustAttributes()
 			d.add(ds)
-			ordered := make([]*hcl.Attribute, 0, len(attrs))
-			for _, a := range attrs {
-				ordered = append(ordered, a)
-			}
-			sort.Slice(ordered, func(i, j int) bool { return ordered[i].Range.Start.Byte < ordered[j].Range.Start.Byte })
-			for _, a := range ordered {
+			for _, a := range inSourceOrder(attrs) {
 				if prev, dup := seenLocal[a.Name]; dup {
 					d.errorf(a.NameRange, "Duplicate local value", "Local value %q was already defined at %s.", a.Name, prev)
 					continue
