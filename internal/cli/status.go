@@ -10,6 +10,7 @@ import (
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/plan"
 	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/suggest"
 	"github.com/roofline/roofline/internal/views"
 )
 
@@ -85,7 +86,12 @@ func runLogs(m *Meta, args []string) int {
 	}
 	dir := stateDir(cfg)
 	path := apply.LogPath(dir, name)
-	if s := stateServer(m, cfg, name); s != nil && s.LogPath != "" {
+	s := stateServer(m, cfg, name)
+	if s == nil && cfg.Servers[name] == nil {
+		m.view().Errorf("no server %q in the configuration or the state.%s", name, suggest.DidYouMean(name, cfg.ServerNames()))
+		return ExitError
+	}
+	if s != nil && s.LogPath != "" {
 		path = s.LogPath
 		// A container's log lives in the daemon; bring the file up to date.
 		newDrivers().SyncLog(context.Background(), s)

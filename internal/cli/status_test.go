@@ -33,3 +33,35 @@ func TestStatusDuringRollout(t *testing.T) {
 		t.Fatalf("json: exit %d\n%s", code, out)
 	}
 }
+
+// TestLogsOfAnUnknownServer: a misspelt server name is named as such, with
+// a suggestion; it read as a server not started yet.
+func TestLogsOfAnUnknownServer(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.hcl"), `roofline {
+  state_dir = ".state"
+}
+engine "e" {
+  kind      = "vllm"
+  version   = "0.16.0"
+  rehearsal = true
+}
+model "m" {
+  path = "m"
+}
+server "qwen3" {
+  engine = engine.e
+  model  = model.m
+  gpus   = [0]
+  port   = 8000
+}
+`)
+	code, _, errOut := runMain(t, "-chdir="+dir, "logs", "qwen")
+	if code != ExitError || !strings.Contains(errOut, `no server "qwen" in the configuration or the state`) || !strings.Contains(errOut, `Did you mean "qwen3"?`) {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	code, _, errOut = runMain(t, "-chdir="+dir, "logs", "qwen3")
+	if code != ExitError || !strings.Contains(errOut, `no log for server "qwen3"`) {
+		t.Fatalf("a declared server not started yet: exit %d\n%s", code, errOut)
+	}
+}
