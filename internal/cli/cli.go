@@ -80,6 +80,8 @@ type Meta struct {
 	// plainOut is stdout unmasked, for the one place a secret is printed on
 	// purpose: output -raw/-json NAME, asked by name (as Terraform does).
 	plainOut io.Writer
+	// secretsUnknown: the command reads the state only (readsState).
+	secretsUnknown bool
 }
 
 // Command is one roofline subcommand. Commands register themselves in init()
@@ -95,6 +97,12 @@ type Command struct {
 	RawArgs bool
 	Run     func(m *Meta, args []string) int
 }
+
+// readsState are the commands that only read the state and the logs: a
+// sensitive variable they are not given stays unknown, so looking at a
+// server needs no secret (Terraform's state list and show need no
+// variables either).
+var readsState = map[string]bool{"status": true, "logs": true, "show": true, "journal": true, "state list": true, "state show": true}
 
 var commands = map[string]*Command{}
 
@@ -203,6 +211,7 @@ func Main(args []string, streams Streams) int {
 			return ExitOK
 		}
 	}
+	m.secretsUnknown = readsState[cmd.Name]
 	return cmd.Run(m, rest)
 }
 

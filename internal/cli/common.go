@@ -96,7 +96,7 @@ func setVars(m *Meta, cmd string, vals []string) bool {
 // inputs are the variable inputs of the command: its -var and -var-file
 // flags and the ROOFLINE_VAR_* environment.
 func (m *Meta) inputs() config.Inputs {
-	return config.Inputs{Args: m.VarArgs, Env: os.Environ(), AsDir: m.asDir}
+	return config.Inputs{Args: m.VarArgs, Env: os.Environ(), AsDir: m.asDir, SecretsUnknown: m.secretsUnknown}
 }
 
 // parseConfigFlags is parseFlags for a command that reads the configuration:

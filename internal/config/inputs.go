@@ -47,6 +47,11 @@ type Inputs struct {
 	// it: validate checks a configuration "regardless of any provided
 	// variables", as Terraform does.
 	Partial bool
+	// SecretsUnknown leaves a sensitive variable without a value unknown:
+	// commands that only read the state and the logs (status, logs, show,
+	// state list) need no secret. A state_dir that depends on one is an
+	// error, never a silent default.
+	SecretsUnknown bool
 	// AsDir, when set, is the directory relative paths resolve against
 	// instead of the one the files are read from: a review plan reads a
 	// checkout as if it were the GPU host's copy (roofline snapshot).

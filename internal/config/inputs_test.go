@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -284,5 +285,65 @@ func TestDocsListEveryAttribute(t *testing.T) {
 				t.Errorf("docs/language.md does not list the block %s", b.Type)
 			}
 		}
+	}
+}
+
+// TestSecretsUnknown: with SecretsUnknown (status, logs, show, state list)
+// a sensitive variable without a value is unknown instead of an error;
+// other variables are still required, and a state_dir computed from a
+// secret is an error rather than the default directory.
+func TestSecretsUnknown(t *testing.T) {
+	const vars = `
+variable "key" {
+  type      = string
+  sensitive = true
+}
+variable "name" {
+  type    = string
+  default = "x"
+}
+`
+	server := `
+engine "e" {
+  kind      = "vllm"
+  version   = "0.16.0"
+  rehearsal = true
+}
+model "m" {
+  path = "/m"
+}
+server "s" {
+  engine  = engine.e
+  model   = model.m
+  gpus    = [0]
+  port    = 8000
+  api_key = var.key
+}
+`
+	tests := []struct {
+		name, src string
+		in        Inputs
+		summaries []string
+	}{
+		{"a secret is required by default", vars + server, Inputs{}, []string{"No value for required variable"}},
+		{"unknown when only the state is read", vars + server, Inputs{SecretsUnknown: true}, nil},
+		{"the secret given", vars + server, Inputs{SecretsUnknown: true, Env: []string{"ROOFLINE_VAR_key=k"}}, nil},
+		{"other variables are still required", strings.Replace(vars, `default = "x"`, "", 1) + server, Inputs{SecretsUnknown: true}, []string{"No value for required variable"}},
+		{"state_dir from a secret", vars + server + "roofline {\n  state_dir = var.key\n}\n", Inputs{SecretsUnknown: true}, []string{"state_dir depends on a sensitive variable"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, diags := LoadInputs("/cfg", []string{"main.hcl"}, map[string][]byte{"main.hcl": []byte(tt.src)}, tt.in)
+			var got []string
+			for _, d := range diags {
+				got = append(got, d.Summary)
+			}
+			if !slices.Equal(got, tt.summaries) {
+				t.Fatalf("diagnostics %q, want %q", got, tt.summaries)
+			}
+			if tt.summaries == nil && cfg.Servers["s"] == nil {
+				t.Errorf("no server s")
+			}
+		})
 	}
 }

@@ -108,7 +108,7 @@ func (d *decoder) scope(blocks []*hcl.Block, in Inputs, varFiles map[string][]by
 	varVals := map[string]cty.Value{}
 	for _, n := range sortedKeys(d.cfg.Variables) {
 		v := d.cfg.Variables[n]
-		d.finishVariable(v, in.Partial)
+		d.finishVariable(v, in.Partial || in.SecretsUnknown && v.Sensitive)
 		varVals[n] = v.Value
 	}
 	ctx.Variables["var"] = cty.ObjectVal(varVals)
