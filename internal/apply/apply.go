@@ -799,7 +799,7 @@ func (a *Applier) ensureProxy(ctx context.Context, rec *state.Server, d *plan.De
 
 // fail stops what this apply started for the server, restores the old
 // instance of a rollout, classifies the log and returns the explained error.
-func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Server, cbd bool, phase string, cause error, proc *state.Instance) error {
+func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Server, cbd bool, phase string, cause error, proc *state.Instance, start time.Time) error {
 	oldProxy := rec.Proxy
 	if cbd && old.Proxy != nil && moving(old, c.After) {
 		oldProxy = old.Proxy
@@ -845,7 +845,7 @@ func (a *Applier) fail(ctx context.Context, c *plan.Change, rec, old *state.Serv
 	})
 	a.journalRollout(rec, &journal.Failure{Phase: se.Phase, Error: se.Err.Error(), KeptOld: se.KeptOld, Class: diag.Class})
 	if a.Hooks != nil {
-		a.Hooks.End(c.Addr, "Failed", 0, diag.Class)
+		a.Hooks.End(c.Addr, "Failed", a.now().Sub(start), diag.Class)
 	}
 	return se
 }

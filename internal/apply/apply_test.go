@@ -506,12 +506,21 @@ func TestDestroyStopsTheKeptInstance(t *testing.T) {
 }
 
 // notes records the steps apply shows (Noter).
-type notes struct{ lines []string }
+type notes struct {
+	mu    sync.Mutex
+	lines []string
+}
 
-func (n *notes) Begin(string, string)                      {}
-func (n *notes) Progress(string, time.Duration, string)    {}
-func (n *notes) End(string, string, time.Duration, string) {}
-func (n *notes) Note(addr, msg string)                     { n.lines = append(n.lines, addr+": "+msg) }
+func (n *notes) Begin(string, string)                   {}
+func (n *notes) Progress(string, time.Duration, string) {}
+func (n *notes) End(addr, verb string, elapsed time.Duration, detail string) {
+	n.Note(addr, fmt.Sprintf("%s after %s (%s)", verb, elapsed, detail))
+}
+func (n *notes) Note(addr, msg string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.lines = append(n.lines, addr+": "+msg)
+}
 
 // A kept instance stopped because its server is destroyed says so; it
 // said "The rollback window ended" while the window had 10 minutes left.
@@ -538,4 +547,34 @@ func TestKeptInstanceStopSaysWhy(t *testing.T) {
 	if !slices.Contains(n.lines, want) {
 		t.Errorf("notes %q\nwant %q", n.lines, want)
 	}
+}
+
+// A failed start reports how long it ran (apply -json's apply_errored
+// elapsed_seconds); it said "Failed after 0s" whatever it took.
+func TestFailedStartSaysHowLongItRan(t *testing.T) {
+	d := newFakeDriver()
+	a, _ := newApplier(t, d, &fakeGates{failCheck: map[string]bool{"ma": true}})
+	n := &notes{}
+	a.Hooks = n
+	var mu sync.Mutex
+	clock := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	a.Now = func() time.Time { // each look at the clock is a second later
+		mu.Lock()
+		defer mu.Unlock()
+		clock = clock.Add(time.Second)
+		return clock
+	}
+	p := &plan.Plan{Changes: []*plan.Change{{Addr: "server.a", Name: "a", Action: plan.Create, After: desired("a", "ma", 8001)}}}
+	if _, err := a.Apply(context.Background(), p, nil); err == nil {
+		t.Fatal("the gates failed: want an error")
+	}
+	for _, l := range n.lines {
+		if strings.HasPrefix(l, "server.a: Failed after ") {
+			if strings.HasPrefix(l, "server.a: Failed after 0s") {
+				t.Errorf("%q: the start took time", l)
+			}
+			return
+		}
+	}
+	t.Errorf("no Failed end in %q", n.lines)
 }

@@ -181,7 +181,7 @@ func (a *Applier) launch(ctx context.Context, r *rollout) error {
 		LogPath: r.logPath, Dir: a.StateDir, LaunchID: rec.LaunchID,
 		Image: d.Image, GPUs: d.GPUs, ModelPath: d.Model.Path, Lineage: lineage, ConfigHash: d.ConfigHash})
 	if err != nil {
-		return a.fail(ctx, r.c, rec, r.old, r.cbd, "start", err, nil)
+		return a.fail(ctx, r.c, rec, r.old, r.cbd, "start", err, nil, r.start)
 	}
 	r.proc = &inst
 	rec.Instance = inst.Clone()
@@ -213,7 +213,7 @@ func (a *Applier) waitReady(ctx context.Context, r *rollout) error {
 			// Ctrl-C: leave the process running and the state true.
 			return &ServerError{Addr: c.Addr, Phase: "health", Err: fmt.Errorf("interrupted while waiting; pid %d is still starting (roofline status shows it, the next plan continues)", proc.PID)}
 		}
-		return a.fail(ctx, c, r.rec, r.old, r.cbd, "health", err, proc)
+		return a.fail(ctx, c, r.rec, r.old, r.cbd, "health", err, proc, r.start)
 	}
 	if fp := engine.LogsOf(d.Engine.Kind).Footprint(readTail(r.logPath, 4<<20)); fp != nil {
 		r.rec.Footprint = footprintOf(fp)
@@ -237,7 +237,7 @@ func (a *Applier) runGates(ctx context.Context, r *rollout) error {
 		}
 	}
 	if gerr != nil {
-		return a.fail(ctx, c, r.rec, r.old, r.cbd, "gates", gerr, r.proc)
+		return a.fail(ctx, c, r.rec, r.old, r.cbd, "gates", gerr, r.proc, r.start)
 	}
 	return nil
 }
@@ -253,7 +253,7 @@ func (a *Applier) promote(ctx context.Context, r *rollout) error {
 			return &ServerError{Addr: c.Addr, Phase: "gates", Err: unrecorded(err, rec.PID, rec.LaunchID, "that it passed its gates")}
 		}
 		if err := a.ensureProxy(ctx, rec, d, r.enginePort, r.key); err != nil {
-			return a.fail(ctx, c, rec, r.old, r.cbd, "proxy", err, r.proc)
+			return a.fail(ctx, c, rec, r.old, r.cbd, "proxy", err, r.proc, r.start)
 		}
 		if r.cbd {
 			a.note(c.Addr, "Gates passed; the proxy on port %d switched to the new instance (pid %d)", d.Port, rec.PID)
