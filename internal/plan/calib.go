@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/roofline/roofline/internal/engine"
@@ -56,8 +57,12 @@ func (c *Calibration) Label() string {
 	case CalibMeasured:
 		return fmt.Sprintf("measured (start of %s, %s)", c.FromServer, c.FromTime.UTC().Format(time.DateTime))
 	case CalibEstimated:
-		return fmt.Sprintf("estimated, %+.1f %% last time (corrected by the start of %s, %s)",
-			100*c.Residual, c.FromServer, c.FromTime.UTC().Format(time.DateTime))
+		pct := 100 * c.Residual
+		if math.Abs(pct) < 0.05 {
+			pct = 0 // not "-0.0 %"
+		}
+		return fmt.Sprintf("estimated: roofline's formula, corrected by %+.1f %%, its error at the start of %s (%s)",
+			pct, c.FromServer, c.FromTime.UTC().Format(time.DateTime))
 	}
 	return CalibUncalibrated + " (roofline's formula: no start of this engine install and architecture measured yet)"
 }
