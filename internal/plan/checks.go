@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/gpu"
+	"github.com/roofline/roofline/internal/portcheck"
 )
 
 const gib = 1 << 30
@@ -67,14 +68,10 @@ func (pl *planner) crossChecks() {
 
 func procName(p gpu.Process) string {
 	if len(p.Cmdline) > 0 {
-		c := strings.Join(p.Cmdline, " ")
-		if len(c) > 60 {
-			c = c[:57] + "..."
-		}
-		return c
+		return portcheck.OneLine(strings.Join(p.Cmdline, " "), 60)
 	}
 	if p.Name != "" {
-		return p.Name
+		return portcheck.OneLine(p.Name, 60)
 	}
 	return "(unknown)"
 }

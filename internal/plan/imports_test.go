@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/state"
 )
 
@@ -54,5 +55,14 @@ func TestImportThatDiffersHoldsItsPort(t *testing.T) {
 		ports: fakePorts{8000: "pid 4242 (vllm serve ...)", 8001: "pid 77 (nginx)"}, readImport: read})
 	if got := summaries(p); !slices.Contains(got, "Error: Port in use") {
 		t.Errorf("a port another process holds: %v", got)
+	}
+}
+
+// TestProcNameIsOneLine: a foreign GPU process's command line is printed in
+// a plan diagnostic as one line, without its control characters.
+func TestProcNameIsOneLine(t *testing.T) {
+	p := gpu.Process{Cmdline: []string{"python3", "-c", "import x\n\x1b[2Jprint(1)"}}
+	if got, want := procName(p), "python3 -c import x [2Jprint(1)"; got != want {
+		t.Errorf("procName = %q, want %q", got, want)
 	}
 }

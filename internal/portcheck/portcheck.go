@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unicode"
 )
 
 // Listener is one socket listening on a TCP port.
@@ -220,9 +221,16 @@ func Cmdline(pid int) string {
 	if err != nil || len(b) == 0 {
 		return "unknown command"
 	}
-	s := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
-	if len(s) > 80 {
-		s = s[:77] + "..."
+	return OneLine(string(b), 80)
+}
+
+// OneLine is another process's command line (or name) as roofline prints
+// it: one line of at most max characters, whatever the process put in its
+// argv; a newline or a terminal escape must not reach roofline's output.
+func OneLine(s string, max int) string {
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-3]) + "..."
 	}
 	return s
 }

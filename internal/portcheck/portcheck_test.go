@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestHolder(t *testing.T) {
@@ -120,5 +122,26 @@ func TestTable(t *testing.T) {
 	}
 	if held, who := tab.Holder("127.0.0.1", freePort); held {
 		t.Errorf("free port held by %q", who)
+	}
+}
+
+// TestCmdlineIsOneLine: another process's command line is printed in
+// roofline's diagnostics; a newline or a terminal escape in it must not
+// break the layout or reach the terminal.
+func TestCmdlineIsOneLine(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 30", "x\nimport socket\x1b[31m\tred")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var got string
+	for range 100 { // the argv shows once exec has run
+		if got = Cmdline(cmd.Process.Pid); strings.Contains(got, "red") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if want := "sh -c sleep 30 x import socket [31m red"; got != want {
+		t.Errorf("Cmdline = %q, want %q", got, want)
 	}
 }
