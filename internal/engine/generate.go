@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/secret"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -102,9 +103,14 @@ func GenerateServer(cfg *config.Config, name string, argv []string, env map[stri
 	attrs := map[string]cty.Value{}
 	var extra []string
 	servedName := ""
+	var secretFlags []string
 	for _, fl := range flags {
 		g, known := genFlags[fl.name]
 		switch {
+		case !known && secret.IsName(fl.name):
+			// Written, it would leak into a file meant for review, and
+			// extra_args refuses it anyway.
+			secretFlags = append(secretFlags, fl.name)
 		case fl.name == "--model-path" || fl.name == "--model":
 			if len(fl.vals) > 0 {
 				modelPath = fl.vals[0]
@@ -212,6 +218,9 @@ func GenerateServer(cfg *config.Config, name string, argv []string, env map[stri
 	}
 	if len(serverEnv) > 0 {
 		sb.SetAttributeValue("env", cty.ObjectVal(serverEnv))
+	}
+	if len(secretFlags) > 0 {
+		notes = append(notes, fmt.Sprintf("the process has %s on its command line: not written here; set the server's api_key from a sensitive variable, or api_key_file (roofline hands it to the engine off its command line)", strings.Join(secretFlags, ", ")))
 	}
 	if len(secrets) > 0 {
 		sort.Strings(secrets)

@@ -71,3 +71,33 @@ func TestGenFlagsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateLeavesSecretFlags: an API key on the process's command line
+// is not written to the generated file (which would leak it and which
+// validate refuses: "Secret in extra_args"); a note says how to set it.
+func TestGenerateLeavesSecretFlags(t *testing.T) {
+	cfg, diags := config.Load("/cfg", []string{"a.hcl"}, map[string][]byte{"a.hcl": nil})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	for _, argv := range [][]string{
+		{"/opt/vllm/bin/vllm", "serve", "/m", "--port", "9000", "--api-key", "sk-hand-123", "--enforce-eager"},
+		{"/opt/vllm/bin/vllm", "serve", "/m", "--port", "9000", "--api-key=sk-hand-123", "--enforce-eager"},
+		{"/usr/bin/python3", "-m", "sglang.launch_server", "--model-path", "/m", "--port", "9000", "--api-key", "sk-hand-123"},
+	} {
+		src, notes, err := GenerateServer(cfg, "s", argv, map[string]string{"CUDA_VISIBLE_DEVICES": "0"}, nil)
+		if err != nil {
+			t.Fatalf("%q: %v", argv, err)
+		}
+		if strings.Contains(string(src), "sk-hand-123") || strings.Contains(string(src), "api-key") {
+			t.Errorf("%q: the key is in the generated file:\n%s", argv, src)
+		}
+		if !strings.Contains(strings.Join(notes, "\n"), "--api-key") {
+			t.Errorf("%q: no note on the key: %q", argv, notes)
+		}
+		gen, diags := config.Load("/cfg", []string{"gen.hcl"}, map[string][]byte{"gen.hcl": src})
+		if diags.HasErrors() || gen.Servers["s"] == nil {
+			t.Errorf("%q: the generated file does not load: %v\n%s", argv, diags, src)
+		}
+	}
+}
