@@ -35,7 +35,7 @@ func TestBenchCommand(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", s, out)
 		}
 	}
-	if !strings.Contains(errOut, "Benchmarking "+u) {
+	if !strings.Contains(errOut, "Benchmarking "+u+"...") { // not "Benchmarking URL at URL"
 		t.Errorf("stderr: %q", errOut)
 	}
 	if body := fake.LastBody(); body["max_tokens"] != float64(4) {

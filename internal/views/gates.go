@@ -144,7 +144,11 @@ type benchHuman struct {
 }
 
 func (b benchHuman) Started(name, url string) (func(done, total int), func()) {
-	if !b.terminal {
+	switch {
+	case b.terminal:
+	case name == url: // bench -url: the URL is the name
+		fmt.Fprintf(b.view.Err, "Benchmarking %s...\n", url)
+	default:
 		fmt.Fprintf(b.view.Err, "Benchmarking %s at %s...\n", name, url)
 	}
 	return startBar(b.view.Err, name, b.terminal)
