@@ -31,7 +31,7 @@ var documents = []struct {
 }{
 	{"the plan document (plan -json, show -json)", reflect.TypeFor[jsonplan.Plan](), []string{"internal/jsonplan"}, nil},
 	// Terraform's resource_key: a string, a number or null.
-	{"check -json and the agent's /report", reflect.TypeFor[agent.Report](), []string{"internal/agent", "internal/jsonplan"}, nil},
+	{"check -json", reflect.TypeFor[agent.Report](), []string{"internal/agent", "internal/jsonplan"}, nil},
 	{"show -json of the state", reflect.TypeFor[views.StateDocument](), []string{"internal/views", "internal/jsonplan"}, nil},
 	{"journal -json", reflect.TypeFor[[]jsonplan.JournalEntry](), []string{"internal/jsonplan"}, nil},
 	{"status -json", reflect.TypeFor[[]views.StatusRow](), []string{"internal/views"}, nil},
