@@ -417,7 +417,9 @@ func TestDestroyAndReplace(t *testing.T) {
 	first := run(t, tc{hcl: qwenServer})
 	st, obs := stateFrom(first)
 	p := run(t, tc{hcl: qwenServer, prior: st, observed: obs, mode: ModeDestroy})
-	wantAction(t, p, "qwen", Delete)
+	if c := wantAction(t, p, "qwen", Delete); c.Reason != "destroy requested" { // not "# (destroy)" under "will be destroyed"
+		t.Errorf("destroy reason %q", c.Reason)
+	}
 	p = run(t, tc{hcl: qwenServer, prior: st, observed: obs, replace: []string{"qwen"}})
 	c := wantAction(t, p, "qwen", DeleteThenCreate)
 	if c.Reason != "replacement requested with -replace" {

@@ -802,7 +802,7 @@ func (pl *planner) diff() {
 			if gone {
 				c.Reason = "the process is already gone; roofline forgets it"
 			} else if pl.p.Mode == ModeDestroy {
-				c.Reason = "destroy"
+				c.Reason = "destroy requested"
 			} else {
 				c.Reason = "no longer in the configuration"
 			}
