@@ -74,10 +74,10 @@ func statusRows() []StatusRow {
 		{Name: "gone", Engine: "sg", EngineKind: "sglang", Version: "0.5.6", ServedName: "llama", Port: 8001, GPUs: []int{2, 3},
 			PID: 99, Status: state.StatusReady, Detail: "pid 99 is gone", LogPath: "/s/logs/gone.log"},
 		{Name: "failed", Engine: "vllm", EngineKind: "vllm", Version: "0.16.0", ServedName: "m", Port: 8002, Status: state.StatusFailed},
-		{Name: "kept", Engine: "vllm", EngineKind: "vllm", Version: "0.16.1", ServedName: "m", Port: 8003, BackendPort: 18003, GPUs: []int{4},
-			PID: 5000, Status: state.StatusReady, Running: true, Healthy: ptr(true), UptimeSec: 60},
 		{Name: "kept", Instance: "previous", Engine: "vllm", EngineKind: "vllm", Version: "0.16.0", ServedName: "m", Port: 8003, BackendPort: 18002, GPUs: []int{4},
 			PID: 4999, Status: state.StatusKept, Running: true, Healthy: ptr(true), UptimeSec: 3600},
+		{Name: "kept", Engine: "vllm", EngineKind: "vllm", Version: "0.16.1", ServedName: "m", Port: 8003, BackendPort: 18003, GPUs: []int{4},
+			PID: 5000, Status: state.StatusReady, Running: true, Healthy: ptr(true), UptimeSec: 60},
 	}
 }
 

@@ -17,7 +17,8 @@ type StatusRow struct {
 	// Instance is "old" or "new" while a rollout replaces the server (both
 	// run; the old one serves until the new one passed its gates), and
 	// "previous" for the instance a finished rollout keeps for rollback
-	// (lifecycle { keep_previous }), after the server's own row.
+	// (lifecycle { keep_previous }), before the server's own row (the
+	// last row of a name is the server, as during a rollout).
 	Instance    string     `json:"instance,omitempty"`
 	Engine      string     `json:"engine"`
 	EngineKind  string     `json:"engine_kind"`
@@ -70,7 +71,7 @@ func (r StatusRow) Unhealthy() bool {
 // StatusRows builds status's rows from the state, by server name: one per
 // server, and an "old" row before the "new" one while a rollout replaces it
 // (the old instance still serves until the new one passes its gates), or a
-// "previous" row after the server's when a finished rollout kept the
+// "previous" row before the server's when a finished rollout kept the
 // instance it replaced.
 // observe says what runs of an instance; snap (nil: none) gives the GPU
 // memory its processes hold, cals (nil: none) how its start was predicted.
@@ -92,7 +93,7 @@ func StatusRows(st *state.File, observe func(*state.Server) *plan.Observation, s
 			// waits idle for a rollback.
 			or := statusRow(name, old, s.Port, observe(old), snap)
 			or.Instance = "previous"
-			rows = append(rows, r, or)
+			rows = append(rows, or, r)
 			continue
 		}
 		if old != nil {

@@ -47,16 +47,16 @@ func TestStatusRows(t *testing.T) {
 			{Name: "chat", Instance: "old", Port: 9000, PID: 300, Running: true},
 			{Name: "chat", Instance: "new", Port: 9000, PID: 200, Running: true, GPUMemoryBytes: 30 << 30},
 			{Name: "gone", Port: 7000, PID: 400, Prediction: "estimated", Detail: "pid 400 exited"},
-			{Name: "kept", Port: 6000, PID: 500, Running: true},
 			{Name: "kept", Instance: "previous", Port: 6000, PID: 501, Running: true},
+			{Name: "kept", Port: 6000, PID: 500, Running: true},
 			{Name: "web", Port: 8000, PID: 100, Running: true, Prediction: "measured", GPUMemoryBytes: 40 << 30},
 		}},
 		{name: "neither", want: []StatusRow{
 			{Name: "chat", Instance: "old", Port: 9000, PID: 300, Running: true},
 			{Name: "chat", Instance: "new", Port: 9000, PID: 200, Running: true},
 			{Name: "gone", Port: 7000, PID: 400, Detail: "pid 400 exited"},
-			{Name: "kept", Port: 6000, PID: 500, Running: true},
 			{Name: "kept", Instance: "previous", Port: 6000, PID: 501, Running: true},
+			{Name: "kept", Port: 6000, PID: 500, Running: true},
 			{Name: "web", Port: 8000, PID: 100, Running: true},
 		}},
 	} {
