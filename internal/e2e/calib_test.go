@@ -153,7 +153,7 @@ func TestCalibration(t *testing.T) {
 	if cal.Status != "estimated" || math.Abs(cal.Residual-want) > 1e-12 || want >= 0 {
 		t.Fatalf("server r: %+v, want estimated with residual %v", cal, want)
 	}
-	if r := e.mustRun(2, "plan", "-detailed-exitcode"); !strings.Contains(r.stdout, "prediction: estimated, -") {
+	if r := e.mustRun(2, "plan", "-detailed-exitcode"); !strings.Contains(r.stdout, "prediction: estimated: roofline's formula, corrected by -") {
 		t.Errorf("plan text:\n%s", r.stdout)
 	}
 	// The corrected estimate is what the engine then logs, to the log's
