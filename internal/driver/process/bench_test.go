@@ -2,6 +2,8 @@ package process
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -28,5 +30,17 @@ func BenchmarkRead(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkHeldOpen is the /proc scan a start pays when a previous log
+// exists (every start but the first).
+func BenchmarkHeldOpen(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "e.log.1")
+	os.WriteFile(path, []byte("x"), 0o600)
+	for b.Loop() {
+		if heldOpen(path) {
+			b.Fatal("held open")
+		}
 	}
 }

@@ -25,10 +25,66 @@ func keepPrevious(logPath string) error {
 	if err != nil {
 		return fmt.Errorf("log file: %w", err)
 	}
+	if err := keepLive(logPath); err != nil {
+		return err
+	}
 	if err := os.Rename(logPath, PreviousLog(logPath)); err != nil {
 		return fmt.Errorf("cannot keep the previous log: %w", err)
 	}
 	return nil
+}
+
+// keepLive moves PreviousLog aside to the first free "LOG.N" (N ≥ 2) when a
+// live process still writes it, so that nothing replaces a log an engine
+// writes: after a failed create-before-destroy rollout the old instance,
+// which still serves, writes the previous log, and the next start would
+// otherwise rename over it (the file deleted while the engine writes it).
+func keepLive(logPath string) error {
+	prev := PreviousLog(logPath)
+	if !heldOpen(prev) {
+		return nil
+	}
+	for i := 2; i < 1000; i++ {
+		next := fmt.Sprintf("%s.%d", logPath, i)
+		if _, err := os.Lstat(next); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err := os.Rename(prev, next); err != nil {
+			return fmt.Errorf("cannot keep the log a running engine writes (%s): %w", prev, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("cannot keep the log a running engine writes (%s): %s.2 to .999 all exist", prev, logPath)
+}
+
+// heldOpen reports whether a process this user can see has path open
+// (Linux /proc: every open descriptor is a link to its file). false when
+// path does not exist or /proc cannot be read.
+func heldOpen(path string) bool {
+	want, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	for _, p := range procs {
+		if p.Name()[0] < '0' || p.Name()[0] > '9' {
+			continue
+		}
+		dir := "/proc/" + p.Name() + "/fd/"
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			continue // gone, or another user's
+		}
+		for _, fd := range fds {
+			if fi, err := os.Stat(dir + fd.Name()); err == nil && os.SameFile(fi, want) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // RotateLog keeps a running engine's log under max bytes. The engine holds
@@ -55,6 +111,9 @@ func RotateLog(logPath string, max int64) (rotated bool, err error) {
 		return false, err
 	}
 	defer src.Close()
+	if err := keepLive(logPath); err != nil {
+		return false, err
+	}
 	dst, err := os.OpenFile(PreviousLog(logPath), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return false, err

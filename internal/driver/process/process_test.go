@@ -335,6 +335,49 @@ func TestLogKeptOnRestart(t *testing.T) {
 	}
 }
 
+// TestLiveLogNeverReplaced: after a failed create-before-destroy rollout
+// the old instance, still serving, writes the previous log. The next start
+// (and a rotation) must not rename or copy over it: it moves to LOG.2 and
+// the engine keeps writing it.
+func TestLiveLogNeverReplaced(t *testing.T) {
+	for _, via := range []string{"start", "rotate"} {
+		t.Run(via, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "e.log")
+			live, err := os.OpenFile(PreviousLog(path), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The serving engine: a process of its own holding the file.
+			engine := exec.Command("sh", "-c", "echo serving; read line; echo still serving")
+			engine.Stdout = live
+			stdin, _ := engine.StdinPipe()
+			if err := engine.Start(); err != nil {
+				t.Fatal(err)
+			}
+			live.Close()
+			t.Cleanup(func() { stdin.Close(); _ = engine.Wait() })
+			waitLog(t, PreviousLog(path), "serving")
+			os.WriteFile(path, []byte("failed attempt\n"), 0o600)
+			if via == "start" {
+				if err := keepPrevious(path); err != nil {
+					t.Fatal(err)
+				}
+			} else if rotated, err := RotateLog(path, 4); !rotated || err != nil {
+				t.Fatalf("RotateLog = %v, %v", rotated, err)
+			}
+			stdin.Write([]byte("go\n"))
+			stdin.Close()
+			_ = engine.Wait()
+			if got, _ := readString(path + ".2"); got != "serving\nstill serving\n" {
+				t.Errorf("the serving engine's log (now .2) = %q", got)
+			}
+			if got, _ := readString(PreviousLog(path)); got != "failed attempt\n" {
+				t.Errorf("previous log = %q", got)
+			}
+		})
+	}
+}
+
 func TestRotateLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "e.log")
 	if rotated, err := RotateLog(path, 10); rotated || err != nil {
