@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/roofline/roofline/internal/driver"
@@ -27,6 +28,7 @@ type rollout struct {
 	old     *state.Server // what the state had, nil for none
 	rec     *state.Server // the new instance's record
 	cbd     bool          // create-before-destroy: old serves until the switch
+	oldLog  os.FileInfo   // the serving old instance's log file before the start
 
 	enginePort int
 	engineHost string
@@ -177,6 +179,9 @@ func (a *Applier) launch(ctx context.Context, r *rollout) error {
 	a.mu.Lock()
 	lineage := a.st.Lineage
 	a.mu.Unlock()
+	if r.cbd && r.old.LogPath != "" {
+		r.oldLog, _ = os.Stat(r.old.LogPath)
+	}
 	inst, err := a.Drivers.Start(ctx, driver.LaunchSpec{Driver: d.Driver, Name: d.Name, Argv: rec.Argv, Env: env,
 		LogPath: r.logPath, Dir: a.StateDir, LaunchID: rec.LaunchID,
 		Image: d.Image, GPUs: d.GPUs, ModelPath: d.Model.Path, Lineage: lineage, ConfigHash: d.ConfigHash})
@@ -185,6 +190,17 @@ func (a *Applier) launch(ctx context.Context, r *rollout) error {
 	}
 	r.proc = &inst
 	rec.Instance = inst.Clone()
+	if r.oldLog != nil {
+		// The driver moved the serving instance's log aside for the new
+		// one's: record where, so that after a failed rollout logs,
+		// diagnose and the agent read the log of the instance that serves.
+		if moved := movedLog(r.logPath, r.old.LogPath, r.oldLog); moved != "" {
+			r.old.LogPath = moved
+			if rec.Deposed != nil {
+				rec.Deposed.LogPath = moved
+			}
+		}
+	}
 	if err := a.update(func(st *state.File) { st.Set(rec.Clone()) }); err != nil {
 		return &ServerError{Addr: r.c.Addr, Phase: "start", Err: unrecorded(err, inst.PID, rec.LaunchID, "its pid")}
 	}
@@ -297,4 +313,21 @@ func (a *Applier) report(_ context.Context, r *rollout) error {
 		a.Hooks.End(c.Addr, verb, a.now().Sub(r.start), detail)
 	}
 	return nil
+}
+
+// movedLog finds the old instance's log file (was, last seen at path)
+// among the logs kept beside base, the new instance's log: "BASE.N" for N
+// from 1, as the drivers name them. "" when it is still at path or is not
+// found.
+func movedLog(base, path string, was os.FileInfo) string {
+	if fi, err := os.Stat(path); err == nil && os.SameFile(fi, was) {
+		return ""
+	}
+	for n := 1; n <= 100; n++ {
+		p := base + "." + strconv.Itoa(n)
+		if fi, err := os.Stat(p); err == nil && os.SameFile(fi, was) {
+			return p
+		}
+	}
+	return ""
 }

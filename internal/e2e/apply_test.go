@@ -223,6 +223,16 @@ func TestFailingNewServerKeepsOld(t *testing.T) {
 			if err := chat(url, body); err != nil {
 				t.Fatalf("the old server stopped serving: %v", err)
 			}
+			// The log the state names is the one the serving engine
+			// writes, and it was never deleted under it.
+			writes, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/1", old.PID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			named, _ := filepath.EvalSymlinks(now.LogPath)
+			if writes != named {
+				t.Errorf("the serving engine writes %s; the state names %s", writes, now.LogPath)
+			}
 		})
 	}
 }

@@ -145,6 +145,7 @@ type statusRow struct {
 	Status      string `json:"status"`
 	Running     bool   `json:"running"`
 	Healthy     *bool  `json:"healthy"`
+	LogPath     string `json:"log_path"`
 }
 
 func (e *env) status() map[string]statusRow {
