@@ -159,7 +159,8 @@ func Main(args []string, streams Streams) int {
 			args = []string{"version"}
 			continue
 		default:
-			m.view().Errorf("unknown global flag %s\n\nGlobal flags are -chdir=DIR and -no-color; they come before the command. Run \"roofline help\".", args[0])
+			m.view().Errorf("unknown global flag %s.%s\n\nGlobal flags are -chdir=DIR and -no-color; they come before the command. Run \"roofline help\".",
+				args[0], suggest.DidYouMeanFlag(name, []string{"chdir", "no-color", "help", "version"}))
 			return ExitError
 		}
 		args = args[1:]
@@ -314,7 +315,7 @@ func parseFlags(m *Meta, fs *pflag.FlagSet, args []string) bool {
 			if i := strings.LastIndex(bad, " in "); i >= 0 {
 				bad = bad[i+4:]
 			}
-			msg = "unknown flag " + bad + "." + suggest.DidYouMean(strings.TrimLeft(bad, "-"), names)
+			msg = "unknown flag " + bad + "." + suggest.DidYouMeanFlag(strings.TrimLeft(bad, "-"), names)
 		}
 		m.view().UsageError(fs.Name(), msg)
 		return false

@@ -119,7 +119,7 @@ func TestDiagnoseErrors(t *testing.T) {
 		{[]string{"diagnose", "-file", missing, "qwen3"}, "give either SERVER or -file LOG, not both"},
 		{[]string{"diagnose", "a", "b"}, "unexpected argument b"},
 		{[]string{"diagnose", "../../etc/passwd"}, "is not a server name"},
-		{[]string{"diagnose", "-fiel", "x"}, `unknown flag -fiel. Did you mean "file"?`},
+		{[]string{"diagnose", "-fiel", "x"}, `unknown flag -fiel. Did you mean "-file"?`},
 		{[]string{"diagnose", "-file", t.TempDir()}, "cannot read the log"},
 	}
 	for _, tt := range tests {
@@ -165,5 +165,20 @@ func TestDiagnoseServerNoConfig(t *testing.T) {
 	code, out, errs := runMain(t, "diagnose", "qwen3")
 	if code != ExitError || out != "" || !strings.Contains(errs, "give the log with -file LOG") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// A misspelt global flag is named with the one it is closest to, as a
+// command's flags are.
+func TestUnknownGlobalFlag(t *testing.T) {
+	for args, want := range map[string]string{
+		"-chdr=x plan":   `unknown global flag -chdr=x. Did you mean "-chdir"?`,
+		"-nocolor plan":  `unknown global flag -nocolor. Did you mean "-no-color"?`,
+		"-zzzzzzzz plan": "unknown global flag -zzzzzzzz.\n",
+	} {
+		code, out, errs := runMain(t, strings.Fields(args)...)
+		if code != ExitError || out != "" || !strings.Contains(errs, want) || !strings.Contains(errs, "Global flags are -chdir=DIR and -no-color") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %q", args, code, out, errs, want)
+		}
 	}
 }

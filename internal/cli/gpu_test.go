@@ -117,7 +117,7 @@ func TestGPUErrors(t *testing.T) {
 		{"missing file", nil, []string{"gpu", "-inventory", "nope.json"}, []string{"nope.json does not exist", "roofline gpu -json > nope.json"}},
 		{"newer file", nil, []string{"gpu", "-inventory", bad}, []string{bad, "format_version 9 is newer"}},
 		{"argument", nil, []string{"gpu", "0"}, []string{"unexpected argument 0", `roofline gpu -h`}},
-		{"flag typo", nil, []string{"gpu", "-inventroy", "x"}, []string{"unknown flag", `Did you mean "inventory"?`}},
+		{"flag typo", nil, []string{"gpu", "-inventroy", "x"}, []string{"unknown flag", `Did you mean "-inventory"?`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.nvml == nil {

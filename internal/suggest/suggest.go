@@ -20,6 +20,15 @@ func Closest(given string, candidates []string) string {
 	return best
 }
 
+// DidYouMeanFlag is DidYouMean for a flag: the suggestion is written as the
+// flag is typed ("-detailed-exitcode"), given and candidates without dashes.
+func DidYouMeanFlag(given string, candidates []string) string {
+	if c := Closest(given, candidates); c != "" {
+		return ` Did you mean "-` + c + `"?`
+	}
+	return ""
+}
+
 // DidYouMean returns ` Did you mean "x"?` for the closest candidate, or "".
 func DidYouMean(given string, candidates []string) string {
 	if c := Closest(given, candidates); c != "" {
