@@ -90,9 +90,17 @@ func checkSecrets(cfg *Config) hcl.Diagnostics {
 	for _, name := range cfg.ServerNames() {
 		s := cfg.Servers[name]
 		for i, a := range s.ExtraArgs {
-			flag, _, _ := strings.Cut(a, "=")
+			flag, val, inline := strings.Cut(a, "=")
 			if !strings.HasPrefix(flag, "-") || !secret.IsName(flag) {
 				continue
+			}
+			// The value is masked wherever roofline prints, the
+			// diagnostic's own snippet included.
+			if !inline && i+1 < len(s.ExtraArgs) {
+				val = s.ExtraArgs[i+1]
+			}
+			if val != "" {
+				cfg.secrets = append(cfg.secrets, val)
 			}
 			errorf(s.Range("extra_args"), "Secret in extra_args",
 				"extra_args[%d] is %s: a secret there would be on the engine's command line, which every user of this host can read (ps, /proc/PID/cmdline), and in plans. %s",

@@ -17,11 +17,11 @@ model "m" {
 `
 
 func TestSecretsInExtraArgsAreErrors(t *testing.T) {
-	for _, tc := range []struct{ args, want string }{
-		{`["--api-key", "sk-1"]`, "api_key attribute"},
-		{`["--api-key=sk-1"]`, "api_key attribute"},
-		{`["--hf-token", "hf_1"]`, "env_from_file = { HF_TOKEN"},
-		{`["--ssl-keyfile", "/k.pem"]`, ""}, // "keyfile" is not the word "key"
+	for _, tc := range []struct{ args, want, value string }{
+		{`["--api-key", "sk-1"]`, "api_key attribute", "sk-1"},
+		{`["--api-key=sk-1"]`, "api_key attribute", "sk-1"},
+		{`["--hf-token", "hf_1"]`, "env_from_file = { HF_TOKEN", "hf_1"},
+		{`["--ssl-keyfile", "/k.pem"]`, "", ""}, // "keyfile" is not the word "key"
 	} {
 		src := secretsBase + `server "s" {
   engine     = engine.e
@@ -31,7 +31,12 @@ func TestSecretsInExtraArgsAreErrors(t *testing.T) {
   extra_args = ` + tc.args + `
 }
 `
-		_, diags := Load("/tmp", []string{"main.hcl"}, map[string][]byte{"main.hcl": []byte(src)})
+		cfg, diags := Load("/tmp", []string{"main.hcl"}, map[string][]byte{"main.hcl": []byte(src)})
+		if tc.value != "" && (cfg == nil || !cfg.Secrets().In(tc.value)) {
+			// The error's own snippet shows the line: the value must be
+			// masked there as everywhere.
+			t.Errorf("%s: %q is not among the configuration's secrets", tc.args, tc.value)
+		}
 		if tc.want == "" {
 			if diags.HasErrors() {
 				t.Errorf("%s: %v", tc.args, diags)
