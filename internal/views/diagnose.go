@@ -64,7 +64,13 @@ func (v DiagnoseHuman) Diagnosis(d logdiag.Diagnosis, path string) {
 		return s
 	}
 	w := m.Out
-	fmt.Fprintf(w, "%s %s (%s)\n\n", bold("Diagnosis:"), bold(d.Class), d.Title)
+	if d.Class == logdiag.Unknown && len(d.Evidence) == 0 {
+		// Nothing failed that the log shows (a healthy server's log):
+		// "cause not recognised" would read as a failure.
+		fmt.Fprintf(w, "%s %s (no error in the log)\n\n", bold("Diagnosis:"), bold("none"))
+	} else {
+		fmt.Fprintf(w, "%s %s (%s)\n\n", bold("Diagnosis:"), bold(d.Class), d.Title)
+	}
 	fmt.Fprintf(w, "  %s\n\n", d.Summary)
 	fmt.Fprintf(w, "%s  %s\n\n", bold("Cause:"), d.Cause)
 	if path == "-" {
