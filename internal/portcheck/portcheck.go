@@ -13,11 +13,12 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"unicode"
+
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 // Listener is one socket listening on a TCP port.
@@ -143,28 +144,19 @@ func withOwners(out []Listener) []Listener {
 // socketOwners maps the inodes in want to the pid that holds them open.
 func socketOwners(want map[string]int) map[string]int {
 	found := map[string]int{}
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		fds, err := os.ReadDir(filepath.Join(p, "fd"))
-		if err != nil {
-			continue
+	fsx.EachOpenFD(func(pid int, fd string) bool {
+		link, err := os.Readlink(fd)
+		if err != nil || !strings.HasPrefix(link, "socket:[") {
+			return true
 		}
-		for _, fd := range fds {
-			link, err := os.Readlink(filepath.Join(p, "fd", fd.Name()))
-			if err != nil || !strings.HasPrefix(link, "socket:[") {
-				continue
-			}
-			ino := strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")
-			if _, ok := want[ino]; ok {
-				if _, seen := found[ino]; !seen {
-					found[ino], _ = strconv.Atoi(filepath.Base(p))
-				}
+		ino := strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")
+		if _, ok := want[ino]; ok {
+			if _, seen := found[ino]; !seen {
+				found[ino] = pid
 			}
 		}
-		if len(found) == len(want) {
-			break
-		}
-	}
+		return len(found) < len(want)
+	})
 	return found
 }
 

@@ -6,6 +6,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 // MaxLogBytes is the size RotateLog keeps a running engine's log under.
@@ -65,26 +67,13 @@ func heldOpen(path string) bool {
 	if err != nil {
 		return false
 	}
-	procs, err := os.ReadDir("/proc")
-	if err != nil {
-		return false
-	}
-	for _, p := range procs {
-		if p.Name()[0] < '0' || p.Name()[0] > '9' {
-			continue
-		}
-		dir := "/proc/" + p.Name() + "/fd/"
-		fds, err := os.ReadDir(dir)
-		if err != nil {
-			continue // gone, or another user's
-		}
-		for _, fd := range fds {
-			if fi, err := os.Stat(dir + fd.Name()); err == nil && os.SameFile(fi, want) {
-				return true
-			}
-		}
-	}
-	return false
+	held := false
+	fsx.EachOpenFD(func(_ int, fd string) bool {
+		fi, err := os.Stat(fd)
+		held = err == nil && os.SameFile(fi, want)
+		return !held
+	})
+	return held
 }
 
 // RotateLog keeps a running engine's log under max bytes. The engine holds
