@@ -461,12 +461,19 @@ func (p *Proxy) Run(ctx context.Context, listen string) error {
 	first := p.newGeneration(p.limits())
 	p.gen.Store(first)
 	go p.serve(ln, first, errc)
+	// Run returns only after the ticker has stopped: a status write racing
+	// the return would leave a file behind in a directory the caller is
+	// about to remove.
+	tickCtx, stopTick := context.WithCancel(ctx)
+	ticked := make(chan struct{})
+	defer func() { stopTick(); <-ticked }()
 	go func() {
+		defer close(ticked)
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		for {
 			select {
-			case <-ctx.Done():
+			case <-tickCtx.Done():
 				return
 			case <-t.C:
 				_ = p.reload()
