@@ -893,7 +893,13 @@ func (a *Applier) Rollback(ctx context.Context, st *state.File, name string) (*s
 	cur := s.Clone()
 	cur.Deposed, cur.Proxy = nil, nil
 	cur.Status = state.StatusKept
-	prev.Status, prev.ReadyAt, prev.Proxy, prev.Deposed = state.StatusReady, a.now().UTC(), s.Proxy, cur
+	// The kept instance has been ready since its own start: its ReadyAt
+	// (status's uptime, the load time) stays. Only a record without one
+	// (written before ready times were kept) gets the switch's time.
+	prev.Status, prev.Proxy, prev.Deposed = state.StatusReady, s.Proxy, cur
+	if prev.ReadyAt.IsZero() {
+		prev.ReadyAt = a.now().UTC()
+	}
 	err := a.update(func(st *state.File) { st.Set(prev) })
 	return a.st, took, err
 }

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/roofline/roofline/internal/driver"
 	"github.com/roofline/roofline/internal/driver/drivertest"
 	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/proxy"
 	"github.com/roofline/roofline/internal/proxy/launch"
 	"github.com/roofline/roofline/internal/secret"
 	"github.com/roofline/roofline/internal/state"
@@ -577,4 +579,55 @@ func TestFailedStartSaysHowLongItRan(t *testing.T) {
 		}
 	}
 	t.Errorf("no Failed end in %q", n.lines)
+}
+
+// TestRollbackKeepsReadyTimes: a rollback switches to an instance that has
+// been ready since its own start, so its ready time (status's uptime) is
+// kept, not reset to the switch; the instance switched away from keeps its
+// own too, for a second rollback.
+func TestRollbackKeepsReadyTimes(t *testing.T) {
+	d := newFakeDriver()
+	a, _ := newApplier(t, d, &fakeGates{})
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	a.Now = func() time.Time { return now }
+	ctx := context.Background()
+	start := func(name string) state.Instance {
+		i, err := d.Start(ctx, driver.LaunchSpec{Name: name, Argv: []string{name}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return i
+	}
+	px := start("proxy")
+	firstReady, secondReady := now.Add(-2*time.Hour), now.Add(-10*time.Minute)
+	st := state.NewFile()
+	st.Set(&state.Server{Name: "a", Instance: start("second"), Status: state.StatusReady, BackendPort: 9002,
+		CreatedAt: secondReady.Add(-time.Minute), ReadyAt: secondReady, Proxy: &px,
+		Deposed: &state.Server{Name: "a", Instance: start("first"), Status: state.StatusKept, BackendPort: 9001,
+			CreatedAt: firstReady.Add(-time.Minute), ReadyAt: firstReady}})
+	statusFile := proxy.StatusFile(a.StateDir, "a")
+	if err := os.MkdirAll(filepath.Dir(statusFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct {
+		backend         int
+		ready, keptFrom time.Time
+	}{{9001, firstReady, secondReady}, {9002, secondReady, firstReady}} {
+		// The proxy confirms the switch in its status file.
+		b, _ := json.Marshal(proxy.Status{Target: proxy.BackendAddr(want.backend), PID: px.PID})
+		if err := os.WriteFile(statusFile, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if st, _, err = a.Rollback(ctx, st, "a"); err != nil {
+			t.Fatalf("rollback %d: %v", i, err)
+		}
+		s := st.Server("a")
+		if s.BackendPort != want.backend || s.Status != state.StatusReady || !s.ReadyAt.Equal(want.ready) {
+			t.Errorf("rollback %d: serving backend %d ready at %s, want backend %d ready at %s", i, s.BackendPort, s.ReadyAt, want.backend, want.ready)
+		}
+		if s.Deposed == nil || s.Deposed.Status != state.StatusKept || !s.Deposed.ReadyAt.Equal(want.keptFrom) {
+			t.Errorf("rollback %d: kept %+v, want ready at %s", i, s.Deposed, want.keptFrom)
+		}
+	}
 }

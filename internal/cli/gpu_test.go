@@ -163,7 +163,7 @@ func TestInventoryFor(t *testing.T) {
 
 func TestGPUHelp(t *testing.T) {
 	code, out, _ := runMain(t, "gpu", "-h")
-	if code != ExitOK || !strings.HasPrefix(out, "Usage: roofline gpu [-json] [-inventory FILE]") {
+	if code != ExitOK || !strings.HasPrefix(out, "Usage: roofline [global options] gpu [-json] [-inventory FILE]") {
 		t.Errorf("exit %d, help %q", code, out)
 	}
 }

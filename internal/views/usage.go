@@ -18,7 +18,7 @@ const VarsUsage = `  -var NAME=VALUE, -var-file=FILE
 `
 
 // UsageState is the help text of roofline state.
-const UsageState = `Usage: roofline state <subcommand> [options] [args]
+const UsageState = `Usage: roofline [global options] state <subcommand> [options] [args]
 
   Inspects and changes roofline's record of the servers it started. The
   state file is state.json in the state directory; docs/state.md describes it.
@@ -68,7 +68,7 @@ Options:
 ` + VarsUsage
 
 // UsageJournal is the help text of roofline journal.
-const UsageJournal = `Usage: roofline journal [SERVER] [-json]
+const UsageJournal = `Usage: roofline [global options] journal [SERVER] [-json]
 
   Prints the journal kept in the state directory: one entry per rollout and
   per benchmark, with the engine and its version, the image digest or
@@ -80,7 +80,7 @@ Options:
 ` + VarsUsage
 
 // UsageModel is the help text of roofline model.
-const UsageModel = `Usage: roofline model <subcommand> [args]
+const UsageModel = `Usage: roofline [global options] model <subcommand> [args]
 
 Subcommands:
   inspect    Show a model folder's architecture and the completeness checks
@@ -90,7 +90,7 @@ Subcommands:
 `
 
 // UsageModelInspect is the help text of roofline model inspect.
-const UsageModelInspect = `Usage: roofline model inspect DIR [-json] [-tensors]
+const UsageModelInspect = `Usage: roofline [global options] model inspect DIR [-json] [-tensors]
 
   Reads a model folder without reading its weights: config.json (the nested
   text_config of multimodal models), the header of every .safetensors shard
@@ -108,7 +108,7 @@ Options:
 `
 
 // UsageModelManifest is the help text of roofline model manifest.
-const UsageModelManifest = `Usage: roofline model manifest DIR [-o FILE]
+const UsageModelManifest = `Usage: roofline [global options] model manifest DIR [-o FILE]
 
   Writes the sha256 of every file in DIR in sha256sum format
   ("<hex>  <path relative to DIR>", sorted), so that the folder can be checked
@@ -122,7 +122,7 @@ Options:
 `
 
 // UsageModelVerify is the help text of roofline model verify.
-const UsageModelVerify = `Usage: roofline model verify DIR [-checksums FILE] [-json]
+const UsageModelVerify = `Usage: roofline [global options] model verify DIR [-checksums FILE] [-json]
 
   Hashes every file listed in the checksum file and compares. Missing files,
   files whose checksum differs and files in DIR that the list does not name
@@ -135,7 +135,7 @@ Options:
 
 // UsageModelSynth is the help text of roofline model synth.
 func UsageModelSynth(arches []string) string {
-	return `Usage: roofline model synth -arch NAME DIR [-shards N] [-dtype bf16|fp8] [-layers N]
+	return `Usage: roofline [global options] model synth -arch NAME DIR [-shards N] [-dtype bf16|fp8] [-layers N]
 
   Writes a stand-in model folder for rehearsals and tests: the real
   config.json values, tensor names and shapes of the architecture, valid
@@ -155,7 +155,7 @@ Options:
 }
 
 // UsageVRAM is the help text of roofline vram.
-var UsageVRAM = `Usage: roofline vram -model DIR -tp N -ctx LEN [options]
+var UsageVRAM = `Usage: roofline [global options] vram -model DIR -tp N -ctx LEN [options]
 
   Predicts what vLLM or SGLang will compute at start-up for the model in DIR
   on TP x PP GPUs: per GPU the weights, the profiled activation peak, the
@@ -194,7 +194,7 @@ Exit status: 0 when the model fits, 1 when it does not fit or on an error.
 `
 
 // UsageGPU is the help text of roofline gpu.
-const UsageGPU = `Usage: roofline gpu [-json] [-inventory FILE]
+const UsageGPU = `Usage: roofline [global options] gpu [-json] [-inventory FILE]
 
   Shows every NVIDIA GPU of this host with its memory (total, used, free, as
   the CUDA runtime and the engines see it) and the compute processes on it, with
@@ -210,7 +210,7 @@ Options:
 `
 
 // UsageStateList is the help text of roofline state list.
-const UsageStateList = `Usage: roofline state list [options]
+const UsageStateList = `Usage: roofline [global options] state list [options]
 
   Lists the address of every server recorded in the state, one per line.
 
@@ -221,7 +221,7 @@ Options:
 ` + VarsUsage
 
 // UsageStateShow is the help text of roofline state show.
-const UsageStateShow = `Usage: roofline state show [options] ADDRESS
+const UsageStateShow = `Usage: roofline [global options] state show [options] ADDRESS
 
   Shows everything the state records about one server: its engine, model,
   command line, process identity, log file, gate results and footprint.
@@ -233,7 +233,7 @@ Options:
 ` + VarsUsage
 
 // UsageStateRm is the help text of roofline state rm.
-const UsageStateRm = `Usage: roofline state rm [options] ADDRESS...
+const UsageStateRm = `Usage: roofline [global options] state rm [options] ADDRESS...
 
   Removes servers from the state without stopping them. Their processes keep
   running and roofline no longer manages them: the next plan sees their
@@ -389,8 +389,8 @@ Options:
 ` + VarsUsage
 
 // UsageDiagnose is the help text of roofline diagnose.
-const UsageDiagnose = `Usage: roofline diagnose [-json] SERVER
-       roofline diagnose [-json] -file LOG
+const UsageDiagnose = `Usage: roofline [global options] diagnose [-json] SERVER
+       roofline [global options] diagnose [-json] -file LOG
 
   Reads the end of an engine's log (vLLM V0 or V1, SGLang; plain,
   multiprocess-prefixed or docker-compose-prefixed) and names the cause of a
@@ -414,7 +414,7 @@ Options:
 ` + VarsUsage
 
 // UsageVersion is the help text of roofline version.
-const UsageVersion = `Usage: roofline version [-json]
+const UsageVersion = `Usage: roofline [global options] version [-json]
 
   Prints roofline's version and the Go runtime it was built with.
 
@@ -423,7 +423,7 @@ Options:
 `
 
 // UsageFlags is the help text of roofline flags.
-const UsageFlags = `Usage: roofline flags ENGINE [QUERY] [-json] [-refresh]
+const UsageFlags = `Usage: roofline [global options] flags ENGINE [QUERY] [-json] [-refresh]
 
   Lists the flags of the engine that the engine block ENGINE runs, read from
   its own --help (vLLM: "serve --help=all", or "serve --help" before 0.11;
@@ -446,7 +446,7 @@ Options:
 ` + VarsUsage
 
 // UsageForceUnlock is the help text of roofline force-unlock.
-const UsageForceUnlock = `Usage: roofline force-unlock [options] LOCK_ID
+const UsageForceUnlock = `Usage: roofline [global options] force-unlock [options] LOCK_ID
 
   Removes the state lock with the given ID, which a failed "state is
   locked" error prints. A roofline that is killed releases its lock by
@@ -461,10 +461,10 @@ Options:
 `
 
 // UsageHelp is the help text of roofline help.
-const UsageHelp = "Usage: roofline help [COMMAND [SUBCOMMAND]]\n"
+const UsageHelp = "Usage: roofline [global options] help [COMMAND [SUBCOMMAND]]\n"
 
 // UsageRehearsal is the help text of the hidden rehearsal command.
-const UsageRehearsal = `Usage: roofline rehearsal KIND@VERSION ARGS...
+const UsageRehearsal = `Usage: roofline [global options] rehearsal KIND@VERSION ARGS...
 
   Runs roofline's rehearsal engine, a stand-in for vLLM or SGLang that needs
   no GPU. ARGS are the emulated program's own arguments, passed through

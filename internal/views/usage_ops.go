@@ -125,9 +125,9 @@ Options:
 `
 
 // UsageBench is the help text of roofline bench.
-const UsageBench = `Usage: roofline bench SERVER [options]
-       roofline bench -url URL [-model NAME] [options]
-       roofline bench SERVER -compare SERVER2 | -compare-url URL2 [options]
+const UsageBench = `Usage: roofline [global options] bench [options] SERVER
+       roofline [global options] bench [options] -url URL [-model NAME]
+       roofline [global options] bench [options] SERVER -compare SERVER2 | -compare-url URL2
 
   Runs a load against a server and reports vllm bench serve's metrics under
   its names: TTFT, TPOT, ITL and E2EL (mean, median, P90, P99), request and
@@ -172,8 +172,8 @@ Options:
 `
 
 // UsageHealth is the help text of roofline health.
-const UsageHealth = `Usage: roofline health SERVER [-json]
-       roofline health -url URL [-model NAME] [-engine vllm|sglang] [-json]
+const UsageHealth = `Usage: roofline [global options] health SERVER [-json]
+       roofline [global options] health -url URL [-model NAME] [-engine vllm|sglang] [-json]
 
   Checks a running server further than its /health endpoint, which in vLLM
   only reads an error flag: /health answers 200, /v1/models lists the served
@@ -197,8 +197,8 @@ Options:
 ` + VarsUsage
 
 // UsageSmoke is the help text of roofline smoke.
-const UsageSmoke = `Usage: roofline smoke SERVER [-reasoning] [-json]
-       roofline smoke -url URL -model NAME [-engine vllm|sglang] [-reasoning] [-json]
+const UsageSmoke = `Usage: roofline [global options] smoke SERVER [-reasoning] [-json]
+       roofline [global options] smoke -url URL -model NAME [-engine vllm|sglang] [-reasoning] [-json]
 
   Checks that tool calls come back parsed, as a client expects them. It asks
   for the weather in Dallas with two tools offered and tool_choice "auto"
@@ -275,7 +275,7 @@ Options:
 ` + VarsUsage
 
 // UsageStateMv is the help text of roofline state mv.
-const UsageStateMv = `Usage: roofline state mv [options] SOURCE DESTINATION
+const UsageStateMv = `Usage: roofline [global options] state mv [options] SOURCE DESTINATION
 
   Renames a server in the state, as a moved block does at the next apply:
   server.beta becomes server.gamma without touching its process. The state
@@ -294,7 +294,7 @@ Options:
 ` + VarsUsage
 
 // UsageRollback is the help text of roofline rollback.
-const UsageRollback = `Usage: roofline rollback [options] SERVER
+const UsageRollback = `Usage: roofline [global options] rollback [options] SERVER
 
   Points the proxy of SERVER back at the instance the last rollout replaced,
   which lifecycle { keep_previous = "10m" } kept running, drained and idle:
@@ -308,7 +308,7 @@ Options:
 `
 
 // UsageProxy is the help text of roofline proxy.
-const UsageProxy = `Usage: roofline proxy -listen HOST:PORT -target-file FILE [-status-file FILE] [-api-key-file FILE]
+const UsageProxy = `Usage: roofline [global options] proxy -listen HOST:PORT -target-file FILE [-status-file FILE] [-api-key-file FILE]
           [-limits-file FILE] [-max-body BYTES] [-max-buffered BYTES] [-max-conns N]
 
   Forwards HTTP (streaming included) from the server's public port to the
