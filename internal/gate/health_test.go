@@ -7,11 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/roofline/roofline/internal/engine/kinds"
+	"github.com/roofline/roofline/internal/testnet"
 
 	"github.com/roofline/roofline/internal/gate/gatetest"
 )
@@ -134,32 +134,39 @@ func closedPort(t *testing.T) string {
 
 func TestWaitReady(t *testing.T) {
 	t.Run("refused, then 503, then ready", func(t *testing.T) {
-		addr := closedPort(t)
+		// The server moves to its next step when a poll has seen the step
+		// before (nothing listens, then 503, then 200): the sequence does
+		// not depend on how fast a loaded machine runs the polls.
+		addr := testnet.FreeAddr(t)
 		fake := gatetest.New(gatetest.Options{Engine: "sglang"})
 		fake.SetHealth(503)
 		srv := &http.Server{Handler: fake}
-		go func() {
-			time.Sleep(300 * time.Millisecond) // loading: nothing listens
-			l, err := net.Listen("tcp", addr)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			go srv.Serve(l)
-			time.Sleep(300 * time.Millisecond) // starting: 503
-			fake.SetHealth(200)
-		}()
 		t.Cleanup(func() { srv.Close() })
-		var mu sync.Mutex
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
 		var seen []string
-		err := WaitReady(context.Background(), Target{BaseURL: "http://" + addr}, 20*time.Second,
+		var listenErr error
+		err := WaitReady(ctx, Target{BaseURL: "http://" + addr}, 20*time.Second,
 			func(_ time.Duration, status string) {
-				mu.Lock()
-				defer mu.Unlock()
 				if len(seen) == 0 || seen[len(seen)-1] != status {
 					seen = append(seen, status)
 				}
+				switch {
+				case status == "connection refused (loading)" && len(seen) == 1:
+					l, err := net.Listen("tcp", addr)
+					if err != nil {
+						listenErr = err
+						cancel()
+						return
+					}
+					go srv.Serve(l)
+				case status == "HTTP 503 (starting)":
+					fake.SetHealth(200)
+				}
 			}, nil)
+		if listenErr != nil {
+			t.Fatal(listenErr)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -128,21 +128,28 @@ func TestSlowBodyTimesOut(t *testing.T) {
 // TestBufferedCap: request bodies held at once are capped across clients.
 func TestBufferedCap(t *testing.T) {
 	release := make(chan struct{})
+	arrived := make(chan struct{}, 2)
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
 		<-release
 	}))
 	defer slow.Close()
 	defer close(release)
 	url := startProxy(t, slow, "vllm 0.16.0", "", Limits{MaxBody: 1 << 20, MaxBuffered: 1 << 20})
-	// The first request's body (600 KiB) is held while the backend waits.
+	// The first request's body (600 KiB) is held while the backend waits:
+	// the proxy forwards a request once it has read all of its body, so
+	// when it reaches the backend the whole body is buffered.
 	go func() {
 		resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(strings.Repeat("x", 600<<10)))
 		if err == nil {
 			resp.Body.Close()
 		}
 	}()
-	time.Sleep(300 * time.Millisecond)
-	resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(strings.Repeat("y", 600<<10)))
+	<-arrived
+	// Refused at once; a request let through would wait for the backend
+	// until the client gives up, which fails the test rather than hang it.
+	c := &http.Client{Timeout: 30 * time.Second}
+	resp, err := c.Post(url+"/v1/completions", "application/json", strings.NewReader(strings.Repeat("y", 600<<10)))
 	if err != nil {
 		t.Fatal(err)
 	}
