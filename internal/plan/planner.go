@@ -222,7 +222,7 @@ func makePlan(in *Inputs) *Plan {
 		p.InventorySource = in.Snapshot.Source
 		p.Snapshot = in.Snapshot
 	}
-	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}, fitIn: map[string]*vram.Input{}, host: map[string]map[string]string{}}
+	pl := &planner{in: in, p: p, prior: prior, desired: map[string]*Desired{}, fits: map[string]*vram.Result{}, fitIn: map[string]*sizing{}, host: map[string]map[string]string{}}
 	p.Installs, p.Models = InstallIDs(cfg, in.Engines), map[string]string{}
 	for name, m := range in.Models {
 		if m.Fingerprint != "" {
@@ -273,7 +273,7 @@ type planner struct {
 	prior   *state.File
 	desired map[string]*Desired
 	fits    map[string]*vram.Result
-	fitIn   map[string]*vram.Input     // the input each server was sized with
+	fitIn   map[string]*sizing         // how each server was sized
 	specs   map[*model.Info]specResult // per model, see modelSpec
 	moved   map[string]string          // new name → name in the state (moved blocks)
 	imports map[string]*ImportInfo     // servers imported by this plan (imports.go)
@@ -815,7 +815,7 @@ func (pl *planner) diff() {
 		}
 		if before != nil && after != nil && pl.in.Config != nil {
 			if s := pl.in.Config.Servers[name]; s != nil {
-				c.Defaults = pl.defaultDrift(s, before, after, pl.fitIn[name])
+				c.Defaults = pl.defaultDrift(s, before, after, pl.fitIn[name], pl.fits[name])
 			}
 		}
 		gone := before != nil && obs != nil && !obs.Alive
