@@ -373,11 +373,13 @@ func (d *decoder) decodeServer(blk *hcl.Block, in instance) *Server {
 	s.Port = a.integer("port")
 	s.Host = a.str("host")
 	d.decodeServerPlacement(a, s)
-	if a.has("tensor_parallel") {
-		s.TensorParallel = a.integer("tensor_parallel")
+	// The default (1) stays unless a value decoded: a wrong one is its
+	// own error.
+	if v := a.integer("tensor_parallel"); s.Ranges.Has("tensor_parallel") {
+		s.TensorParallel = v
 	}
-	if a.has("pipeline_parallel") {
-		s.PipelineParallel = a.integer("pipeline_parallel")
+	if v := a.integer("pipeline_parallel"); s.Ranges.Has("pipeline_parallel") {
+		s.PipelineParallel = v
 	}
 	if a.isAuto("max_model_len") {
 		s.MaxModelLenAuto = true
@@ -549,6 +551,16 @@ type attrs struct {
 
 func (a attrs) has(name string) bool { _, ok := a.m[name]; return ok }
 
+// invalid marks attribute name, whose value was reported as invalid, as not
+// known: the checks that depend on it are skipped, as for an unknown value,
+// so that one mistake is one error (tensor_parallel = "two" is not also
+// "tensor_parallel must be 1 or more" on the block's first line).
+func (a attrs) invalid(name string) {
+	if a.unknown != nil {
+		a.unknown[name] = true
+	}
+}
+
 // isAuto reports attribute name set to the string "auto" (and records its
 // range).
 func (a attrs) isAuto(name string) bool {
@@ -582,6 +594,7 @@ func (a attrs) value(name string, ty cty.Type, what string) (cty.Value, bool) {
 	if err != nil {
 		a.d.errorf(attr.Expr.Range(), "Incorrect attribute value type",
 			"The value of %s must be %s: %s.", name, what, err.Error())
+		a.invalid(name)
 		return cty.NilVal, false
 	}
 	a.ranges[name] = attr.Expr.Range()
@@ -614,6 +627,7 @@ func (a attrs) integer(name string) int {
 	if !bf.IsInt() || acc != 0 || i > math.MaxInt32 || i < math.MinInt32 {
 		a.d.errorf(a.ranges[name], "Invalid number", "The value of %s must be a whole number between %d and %d.", name, math.MinInt32, math.MaxInt32)
 		delete(a.ranges, name)
+		a.invalid(name)
 		return 0
 	}
 	return int(i)

@@ -171,7 +171,7 @@ func LoadInputs(dir string, names []string, srcs map[string][]byte, in Inputs) (
 	// Variables and locals first: every other block's expressions see them.
 	d.ctx = d.scope(blocks, in, varFiles)
 	d.decodeBlocks(blocks)
-	if r := cfg.Roofline; r != nil && in.SecretsUnknown && !in.Partial && r.Unknown["state_dir"] {
+	if r := cfg.Roofline; r != nil && in.SecretsUnknown && !in.Partial && r.Unknown["state_dir"] && !d.diags.HasErrors() {
 		d.errorf(r.DeclRange, "state_dir depends on a sensitive variable",
 			"The state directory is computed from a sensitive variable that has no value here: give it (-var, ROOFLINE_VAR_name, roofline.rfvars), or set state_dir without it.")
 	}

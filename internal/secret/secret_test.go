@@ -3,6 +3,7 @@ package secret
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -57,5 +58,25 @@ func TestSetMasksWholeAndEmbeddedValues(t *testing.T) {
 	var nilSet *Set
 	if nilSet.Mask("x") != "x" || nilSet.In("x") {
 		t.Error("a nil Set masks nothing")
+	}
+}
+
+func TestSetSpans(t *testing.T) {
+	s := NewSet("sk-abcd", "abc", "hf_x")
+	for _, c := range []struct {
+		text string
+		want [][2]int
+	}{
+		{"no secret here", nil},
+		{"key sk-abcd and sk-abcd", [][2]int{{4, 11}, {16, 23}}},
+		{"abc is too short to be found inside", nil},
+		{"hf_xhf_x", [][2]int{{0, 4}, {4, 8}}},
+	} {
+		if got := s.Spans(c.text); !slices.Equal(got, c.want) {
+			t.Errorf("Spans(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+	if (*Set)(nil).Spans("sk-abcd") != nil {
+		t.Error("a nil set has no spans")
 	}
 }

@@ -117,6 +117,32 @@ func (s *Set) Mask(text string) string {
 	return text
 }
 
+// Spans are the byte spans [start, end) of the values (of at least MinLen
+// bytes) in text, so that who cuts text can keep a value whole: a part of
+// one is no longer masked.
+func (s *Set) Spans(text string) [][2]int {
+	if s == nil {
+		return nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out [][2]int
+	for _, v := range s.vals {
+		if len(v) < MinLen {
+			continue
+		}
+		for i := 0; ; {
+			j := strings.Index(text[i:], v)
+			if j < 0 {
+				break
+			}
+			out = append(out, [2]int{i + j, i + j + len(v)})
+			i += j + 1
+		}
+	}
+	return out
+}
+
 // Writer masks what is written through it. Each Write is masked on its
 // own; roofline writes whole lines or messages, so a value is not split
 // across two writes in practice.
@@ -142,6 +168,10 @@ func (m *maskWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// SecretSpans are the spans of the values in text (Set.Spans): a view
+// that cuts what it writes asks its writer.
+func (m *maskWriter) SecretSpans(text string) [][2]int { return m.s.Spans(text) }
 
 // Fd passes the terminal check through a masking writer, so colour and
 // progress output still see a terminal.

@@ -70,14 +70,17 @@ func CountWarnings(diags hcl.Diagnostics) int {
 	return n
 }
 
-// WriteDiagnostics writes diags in HCL's text form: file, line, snippet.
+// WriteDiagnostics writes diags in HCL's text form: file, line, snippet,
+// a snippet line longer than snippetWidth cut around the error.
 func WriteDiagnostics(w io.Writer, files map[string]*hcl.File, diags hcl.Diagnostics, color bool) {
 	if files == nil {
 		files = map[string]*hcl.File{}
 	}
-	tw := hcl.NewDiagnosticTextWriter(w, files, 100, color)
+	spans, _ := w.(secretSpans)
 	for _, d := range diags {
-		_ = tw.WriteDiagnostic(d)
+		// Each diagnostic cuts its own long lines, around its own column.
+		cf, cd := cutSnippet(files, d, spans)
+		_ = hcl.NewDiagnosticTextWriter(w, cf, 100, color).WriteDiagnostic(cd)
 	}
 }
 

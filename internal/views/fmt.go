@@ -26,6 +26,5 @@ func (f *Fmt) Formatted(out []byte) { _, _ = f.view.Out.Write(out) }
 
 // SyntaxErrors reports a file fmt leaves alone because it does not parse.
 func (f *Fmt) SyntaxErrors(file string, src []byte, diags hcl.Diagnostics) {
-	w := hcl.NewDiagnosticTextWriter(f.view.Err, map[string]*hcl.File{file: {Bytes: src}}, 100, f.view.Color)
-	_ = w.WriteDiagnostics(diags)
+	WriteDiagnostics(f.view.Err, map[string]*hcl.File{file: {Bytes: src}}, diags, f.view.Color)
 }
