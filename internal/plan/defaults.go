@@ -39,10 +39,19 @@ var memoryFlags = map[string]bool{
 	"--cuda-graph-max-bs": true, "--page-size": true, "--max-total-tokens": true,
 }
 
+// sizing is how plan sized a server: the input of the bare formula, and
+// the calibration key and architecture its measured starts are found by.
+type sizing struct {
+	in   vram.Input
+	key  state.CalibrationKey
+	arch string
+}
+
 // defaultDrift lists the effective settings of server name that change when
 // its engine goes from before's version to after's, with their memory
-// effect. in is the input plan sized the server with (nil: not sized).
-func (pl *planner) defaultDrift(s *config.Server, before *state.Server, after *Desired, in *vram.Input) []DefaultChange {
+// effect. sz is how plan sized the server and fit its prediction (nil: not
+// sized).
+func (pl *planner) defaultDrift(s *config.Server, before *state.Server, after *Desired, sz *sizing, fit *vram.Result) []DefaultChange {
 	if before.Engine.Kind != after.Engine.Kind || before.Engine.Version == after.Engine.Version {
 		return nil
 	}
@@ -58,8 +67,9 @@ func (pl *planner) defaultDrift(s *config.Server, before *state.Server, after *D
 			out = append(out, flagDefaultDrift(old.Flags, cur.Flags, after.Argv)...)
 		}
 	}
-	if in != nil {
-		out = append(out, ruleDrift(*in, before.Engine.Version, after.Engine.Version)...)
+	if sz != nil {
+		old, cur := pl.ruleSizes(sz, before, fit)
+		out = append(out, ruleDrift(old, cur, sz.in)...)
 	}
 	return out
 }
@@ -126,18 +136,39 @@ func sameDefault(a, b string) bool {
 	return norm(a) == norm(b)
 }
 
-// ruleDrift sizes the server with both versions' rules and lists the
-// resolved settings that differ, with the KV cache each gives.
-func ruleDrift(in vram.Input, oldVersion, newVersion string) []DefaultChange {
-	in.EngineVersion = oldVersion
+// ruleSizes sizes the server as before's engine version and returns that
+// with fit, the plan's prediction for the new one (what its VRAM table
+// shows). Each is calibrated by its own install's measured starts, as plan
+// predicts each version's memory: the engine rule's KV cache figures are
+// the table's, not the bare formula's. Nil when the old version cannot be
+// sized.
+func (pl *planner) ruleSizes(sz *sizing, before *state.Server, fit *vram.Result) (old, cur *vram.Result) {
+	if fit == nil {
+		return nil, nil
+	}
+	in := sz.in
+	in.EngineVersion = before.Engine.Version
 	in.Overrides = vram.Overrides{}
 	old, err := vram.Estimate(in)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	in.EngineVersion = newVersion
-	cur, err := vram.Estimate(in)
-	if err != nil {
+	key := sz.key
+	key.EngineIdentity = before.Engine.Identity
+	key.KVCacheDtype, key.MaxNumSeqs, key.MaxNumBatchedTokens = old.KVCacheDtype, old.MaxNumSeqs, old.MaxNumBatchedTokens
+	key.BlockSize, key.Utilization = old.BlockSize, old.GPUMemoryUtilization
+	if key.MaxModelLen != -1 { // -1: max_model_len = "auto", the key is the setting
+		key.MaxModelLen = old.MaxModelLen
+	}
+	old, _, _ = calibrate(pl.in.Calibrations, in, old, key, sz.arch)
+	return old, fit
+}
+
+// ruleDrift lists the settings that the two versions' rules resolve
+// differently for the server sized from in (old and cur: its sizes by the
+// old and the new version), with the KV cache each gives.
+func ruleDrift(old, cur *vram.Result, in vram.Input) []DefaultChange {
+	if old == nil || cur == nil {
 		return nil
 	}
 	var out []DefaultChange

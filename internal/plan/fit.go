@@ -141,7 +141,7 @@ func (pl *planner) fit(s *config.Server, e *config.Engine, mr ModelResult, d *De
 		KVCacheDtype: res.KVCacheDtype, MaxModelLen: keyLen, MaxNumSeqs: res.MaxNumSeqs,
 		MaxNumBatchedTokens: res.MaxNumBatchedTokens, BlockSize: res.BlockSize,
 		Utilization: res.GPUMemoryUtilization, EnforceEager: s.EnforceEager}
-	pl.fitIn[s.Name] = &in
+	pl.fitIn[s.Name] = &sizing{in: in, key: key, arch: arch}
 	var used vram.Input
 	res, d.Calibration, used = calibrate(pl.in.Calibrations, in, res, key, arch)
 	if s.MaxModelLenAuto {

@@ -97,6 +97,8 @@ type tc struct {
 	replace  []string
 	// readImport reads the processes of the import blocks.
 	readImport func(config.ImportID) *ImportedProcess
+	// calib are the engines' measured starts (state.CalibrationsFile).
+	calib *state.Calibrations
 }
 
 // run plans tc with engines from the reference help texts and real model
@@ -112,7 +114,7 @@ func run(t *testing.T, c tc) *Plan {
 	}
 	rehearsal.ResolveAll(cfg, "/usr/bin/roofline") // as the CLI does
 	in := &Inputs{Config: cfg, Drivers: testDrivers, Prior: c.prior, Snapshot: c.snap, Engines: map[string]EngineResult{}, Models: map[string]ModelResult{},
-		Observed: c.observed, Ports: c.ports, Mode: c.mode, Replace: c.replace, ReadImport: c.readImport,
+		Observed: c.observed, Ports: c.ports, Mode: c.mode, Replace: c.replace, ReadImport: c.readImport, Calibrations: c.calib,
 		Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 	if in.Snapshot == nil {
 		in.Snapshot = gputest.H100s(8)
