@@ -176,6 +176,10 @@ func runPlan(m *Meta, args []string) int {
 			return usageError(m, "plan", bad.msg)
 		}
 	}
+	// A review plan runs where the secrets are not (CI): a sensitive
+	// variable without a value is unknown, and the planner says what
+	// cannot be planned without it.
+	m.secretsUnknown = o.review
 	mode := o.mode()
 	vt := views.TypeOf(o.json)
 	if o.format == "markdown" {

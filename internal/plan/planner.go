@@ -566,6 +566,33 @@ func (pl *planner) engineAndModelChecks() {
 	}
 }
 
+// secretsKnown: in a review plan a sensitive variable has no value (CI
+// has no secrets), which only a server's api_key may come from: plan needs
+// to know that a key is set, never the key. Anything else cannot be
+// rendered without it, and is an error that says where to keep the secret
+// instead. Outside a review plan every value is known (cli asks for it).
+func (pl *planner) secretsKnown(s *config.Server, e *config.Engine, m *config.Model) bool {
+	ok := true
+	for i, u := range []struct {
+		what    string
+		unknown map[string]bool
+		rng     hcl.Range
+	}{{s.Addr(), s.Unknown, s.DeclRange}, {"engine." + e.Name, e.Unknown, e.DeclRange}, {"model." + m.Name, m.Unknown, m.DeclRange}} {
+		for _, attr := range slices.Sorted(maps.Keys(u.unknown)) {
+			if i == 0 && attr == "api_key" {
+				continue
+			}
+			pl.diag(hcl.DiagError, ptr(u.rng), "Sensitive value not known in a review plan",
+				"%s of %s comes from a sensitive variable that has no value here: a review plan runs without secrets, so it cannot render this server. Keep the secret on the GPU host instead: env_from_file or env_from_host for the engine's environment, api_key or api_key_file for the server's key (docs/security.md); or pass the variable to this plan.", attr, u.what)
+			ok = false
+		}
+	}
+	if ok && s.Unknown["api_key"] {
+		pl.p.Review = true
+	}
+	return ok
+}
+
 // desire renders one server and runs its own checks (flags, VRAM).
 func (pl *planner) desire(s *config.Server) {
 	if !pl.targeted(s.Name) {
@@ -577,7 +604,7 @@ func (pl *planner) desire(s *config.Server) {
 		return
 	}
 	er, mr := pl.in.Engines[e.Name], pl.in.Models[m.Name]
-	if er.Installed == nil {
+	if er.Installed == nil || !pl.secretsKnown(s, e, m) {
 		return
 	}
 	launch, diags := engine.Render(s, m, e, er.Installed)
@@ -626,7 +653,9 @@ func (pl *planner) desire(s *config.Server) {
 	d.Sources = flagSources(s, m, launch, prefix)
 	d.CommandLen = prefix
 	d.APIKey, d.APIKeyFile = s.APIKey, s.APIKeyFile
-	d.Keyed = s.APIKey != "" || s.APIKeyFile != ""
+	// An api_key from a sensitive variable without a value (a review
+	// plan: CI has no secret) is set, and the key itself is not needed.
+	d.Keyed = s.APIKey != "" || s.APIKeyFile != "" || s.Unknown["api_key"]
 	// An engine that takes its key only on its command line, where every
 	// local user can read it, gets roofline's proxy to enforce the key.
 	d.Proxy = s.Lifecycle.CreateBeforeDestroy || (d.Keyed && engine.LookupOrDefault(e.Kind).APIKeyEnv == "")
@@ -833,6 +862,10 @@ func (pl *planner) diff() {
 			case len(c.ReplacePaths) == 0 && hasTriggerFiles(pl.in.Config.Servers[name]):
 				c.ReplacePaths = []string{"replace_triggered_by"}
 				c.Reason = "a file of replace_triggered_by changed (" + triggerFileNames(pl.in.Config.Servers[name]) + ")"
+			case len(c.ReplacePaths) == 0:
+				// The configuration hash differs in what the state does not
+				// record by name (where the API key is read from).
+				c.Reason = "the configuration changed (such as api_key_file)"
 			default:
 				c.Reason = strings.Join(c.ReplacePaths, ", ") + " changed"
 				if len(c.ModelFiles) > 0 {
@@ -901,6 +934,10 @@ func replacePaths(before *state.Server, after *Desired) []string {
 	}
 	if before.Host != after.Host {
 		out = append(out, "host")
+	}
+	// apply records the hash of the key of every keyed server.
+	if (before.APIKeyHash != "") != after.Keyed {
+		out = append(out, "api_key")
 	}
 	if env := effectiveEnv(before, after); !state.EnvEqual(before.Env, env) {
 		for _, k := range envDiffKeys(before.Env, env) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -401,5 +402,39 @@ server "qwen" {
 	}
 	if d := back.Change("qwen").After; d.APIKey != "" || d.APIKeyFile != keyFile || !d.Keyed {
 		t.Errorf("read back: key %q, file %q, keyed %v", d.APIKey, d.APIKeyFile, d.Keyed)
+	}
+}
+
+// TestAPIKeyAddedOrRemoved: a key added to a server, or taken away, is a
+// replacement whose reason names api_key (it read "( changed)", with
+// nothing changed in the plan's body but the api_key line).
+func TestAPIKeyAddedOrRemoved(t *testing.T) {
+	open := `
+server "qwen" {
+  engine  = engine.vllm_016
+  model   = model.qwen
+  gpus    = [0]
+  port    = 8000
+}
+`
+	keyed := strings.Replace(open, "port    = 8000", "port    = 8000\n  api_key = \"sk-apikey-first-0001\"", 1)
+	openState, openObs := stateFrom(run(t, tc{hcl: open}))
+	keyedState, keyedObs := stateFrom(run(t, tc{hcl: keyed}))
+	keyedState.Servers["qwen"].APIKeyHash = state.RedactValue("sk-apikey-first-0001")
+	for _, tt := range []struct {
+		name  string
+		hcl   string
+		prior *state.File
+		obs   map[string]*Observation
+	}{
+		{"added", keyed, openState, openObs},
+		{"removed", open, keyedState, keyedObs},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := run(t, tc{hcl: tt.hcl, prior: tt.prior, observed: tt.obs}).Change("qwen")
+			if !c.Action.IsReplace() || c.Reason != "api_key changed" || !slices.Equal(c.ReplacePaths, []string{"api_key"}) {
+				t.Fatalf("%q reason %q, paths %q", c.Action.Symbol(), c.Reason, c.ReplacePaths)
+			}
+		})
 	}
 }
