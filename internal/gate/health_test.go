@@ -14,6 +14,7 @@ import (
 	"github.com/roofline/roofline/internal/testnet"
 
 	"github.com/roofline/roofline/internal/gate/gatetest"
+	"github.com/roofline/roofline/internal/testload"
 )
 
 // serve starts a fake engine and returns its target.
@@ -181,9 +182,7 @@ func TestWaitReady(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "not ready within 400ms") || !strings.Contains(err.Error(), "connection refused") {
 			t.Fatalf("got %v", err)
 		}
-		if d := time.Since(start); d > 3*time.Second {
-			t.Errorf("took %s for a 400ms timeout", d)
-		}
+		testload.Within(t, "a wait with a 400ms timeout", time.Since(start), 3*time.Second)
 	})
 	t.Run("process died", func(t *testing.T) {
 		polls := 0

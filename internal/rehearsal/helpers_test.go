@@ -52,7 +52,8 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// startWithin bounds a start or a failed start (200 ms of load time). It is
+// startWithin bounds a start, a failed start (200 ms of load time) or an
+// exit, and any step that must follow at once from one of these. It is
 // generous because CI runs these beside every other package on two cores; a
 // real hang still fails, with the goroutines of both processes (dump).
 const startWithin = time.Minute
@@ -155,8 +156,10 @@ func writeModel(t *testing.T, arch modeltest.Arch, opts ...modeltest.Option) str
 }
 
 // healthCode is GET /health's status, or 0 when the connection is refused.
+// The timeout is long: a refusal is immediate, and an answer slowed by a
+// loaded machine must not read as one.
 func healthCode(port int) int {
-	c := &http.Client{Timeout: time.Second}
+	c := &http.Client{Timeout: 15 * time.Second}
 	resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/health", port))
 	if err != nil {
 		return 0

@@ -7,14 +7,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/roofline/roofline/internal/testload"
 )
 
 // timingRun streams `streams` chat requests of `tokens` tokens at once
@@ -136,7 +136,7 @@ func TestTimingAt256Streams(t *testing.T) {
 		if len(bad) == 0 {
 			return
 		}
-		if busy, load := machineBusy(); busy {
+		if busy, load := testload.Busy(); busy {
 			// A miss while other processes hold the cores says nothing about
 			// the engine's timers; only misses on a machine with room count.
 			t.Logf("attempt %d missed while the load average was %.1f on %d cores: not counted", attempt, load, runtime.NumCPU())
@@ -199,18 +199,4 @@ func BenchmarkStreams256(b *testing.B) {
 		b.ReportMetric(median(cItl), "client-itl-ms")
 		b.ReportMetric(late[len(late)*99/100], "p99-late-µs")
 	}
-}
-
-// machineBusy reports whether the one-minute load average exceeds the cores.
-func machineBusy() (bool, float64) {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return false, 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return false, 0
-	}
-	load, err := strconv.ParseFloat(f[0], 64)
-	return err == nil && load > float64(runtime.NumCPU()), load
 }
