@@ -226,7 +226,11 @@ func TestInterruptedRolloutsNeverDropTraffic(t *testing.T) {
 // limit is cut when the old instance stops (that is what the limit is for);
 // apply succeeds and says how many it cut, and no other request fails.
 func TestDrainLimitCutsOnlyTheLongStream(t *testing.T) {
-	e := newEnv(t, killRolloutConfig(0, "1s"))
+	// The drain limit is 4 s: the short streams (50 tokens, about 100 ms)
+	// end within it even when a loaded machine slows them tenfold, so only
+	// the long one can be cut.
+	const drain = "4s"
+	e := newEnv(t, killRolloutConfig(0, drain))
 	e.mustRun(0, "apply", "-auto-approve")
 	url := fmt.Sprintf("http://127.0.0.1:%d", e.ports["@PORT_Q@"])
 	c := streamClient(t, url, 2, 50)
@@ -259,7 +263,7 @@ func TestDrainLimitCutsOnlyTheLongStream(t *testing.T) {
 	}()
 	<-started
 
-	e.write(killRolloutConfig(1, "1s"))
+	e.write(killRolloutConfig(1, drain))
 	r := e.mustRun(0, "apply", "-auto-approve")
 	if !strings.Contains(r.stdout, "1 request(s) of the old instance cut at the drain limit") {
 		t.Fatalf("apply should say it cut 1 request at the drain limit:\n%s", r)
