@@ -631,3 +631,32 @@ func TestRollbackKeepsReadyTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestStartPassesTheStateLogs: a start tells the driver every log the
+// state names (the instance it replaces, kept and proxy logs included), so
+// that pruning stale logs never removes one of them.
+func TestStartPassesTheStateLogs(t *testing.T) {
+	d := newFakeDriver()
+	a, _ := newApplier(t, d, &fakeGates{})
+	prior := state.NewFile()
+	old := oldServer(d, "a", "ma", 8001)
+	old.LogPath = "/s/logs/a.log.3"
+	px, _ := d.Start(context.Background(), driver.LaunchSpec{Name: "a-proxy", LogPath: "/s/proxy/a.log"})
+	old.Proxy = &px
+	prior.Set(old)
+	other := oldServer(d, "b", "mb", 8002)
+	other.LogPath = "/s/logs/b.log"
+	other.Deposed = &state.Server{Name: "b", Status: state.StatusKept, Instance: state.Instance{LogPath: "/s/logs/b.log.2"}}
+	prior.Set(other)
+	p := &plan.Plan{Changes: []*plan.Change{{Addr: "server.a", Name: "a", Action: plan.CreateThenDelete, Before: old, After: desired("a", "ma", 8001)}}}
+	st, err := a.Apply(context.Background(), p, prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := d.launch[st.Server("a").PID]
+	for _, want := range []string{"/s/logs/a.log.3", "/s/proxy/a.log", "/s/logs/b.log", "/s/logs/b.log.2"} {
+		if !slices.Contains(spec.StateLogs, want) {
+			t.Errorf("the start's StateLogs %v lack %s", spec.StateLogs, want)
+		}
+	}
+}

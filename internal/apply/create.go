@@ -178,12 +178,13 @@ func (a *Applier) launch(ctx context.Context, r *rollout) error {
 	}
 	a.mu.Lock()
 	lineage := a.st.Lineage
+	logs := stateLogs(a.st, r.old)
 	a.mu.Unlock()
 	if r.cbd && r.old.LogPath != "" {
 		r.oldLog, _ = os.Stat(r.old.LogPath)
 	}
 	inst, err := a.Drivers.Start(ctx, driver.LaunchSpec{Driver: d.Driver, Name: d.Name, Argv: rec.Argv, Env: env,
-		LogPath: r.logPath, Dir: a.StateDir, LaunchID: rec.LaunchID,
+		LogPath: r.logPath, Dir: a.StateDir, LaunchID: rec.LaunchID, StateLogs: logs,
 		Image: d.Image, GPUs: d.GPUs, ModelPath: d.Model.Path, Lineage: lineage, ConfigHash: d.ConfigHash})
 	if err != nil {
 		return a.fail(ctx, r.c, rec, r.old, r.cbd, "start", err, nil, r.start)
@@ -330,4 +331,24 @@ func movedLog(base, path string, was os.FileInfo) string {
 		}
 	}
 	return ""
+}
+
+// stateLogs are the logs st (and old, the instance being replaced) names:
+// the start never removes them (driver.LaunchSpec.StateLogs), whether or
+// not their engine still runs, so logs and diagnose can read them.
+func stateLogs(st *state.File, old *state.Server) []string {
+	out := []string{}
+	add := func(s *state.Server) {
+		for ; s != nil; s = s.Deposed {
+			out = append(out, s.LogPath)
+			if s.Proxy != nil {
+				out = append(out, s.Proxy.LogPath)
+			}
+		}
+	}
+	for _, s := range st.Servers {
+		add(s)
+	}
+	add(old)
+	return out
 }

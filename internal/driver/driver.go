@@ -66,6 +66,11 @@ type LaunchSpec struct {
 	// LaunchID is recorded in the state before the start; the driver hands
 	// it to what it starts (LaunchEnv, a label) for Find.
 	LaunchID string
+	// StateLogs are the log files the state names, of every instance. When
+	// not nil, a process start also removes the older logs set aside for
+	// engines that have since stopped (LOG.N, N ≥ 2) unless a process
+	// holds one or StateLogs names it.
+	StateLogs []string
 
 	// For container drivers: the image, the GPUs, the model folder to
 	// mount read-only at the same path, and what ties the container to

@@ -6,6 +6,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/roofline/roofline/internal/fsx"
 )
@@ -57,6 +60,81 @@ func keepLive(logPath string) error {
 		return nil
 	}
 	return fmt.Errorf("cannot keep the log a running engine writes (%s): %s.2 to .999 all exist", prev, logPath)
+}
+
+// pruneOld removes the logs keepLive set aside as LOG.N (N ≥ 2) for
+// engines that have since stopped, which nothing else ever removes: after
+// many failed-then-successful rollouts they pile up. A log a process holds
+// open (an engine still writing it) or that keep (the state) names stays,
+// and so do LOG and LOG.1, the run before's, which logs and diagnose read.
+// When roofline cannot see its own open files in /proc it cannot tell what
+// is held, and removes nothing. Removal is best effort: a log left behind
+// is only disk.
+func pruneOld(logPath string, keep []string) {
+	dir, base := filepath.Split(logPath)
+	entries, err := os.ReadDir(filepath.Clean(dir))
+	if err != nil {
+		return
+	}
+	type stale struct {
+		path string
+		fi   os.FileInfo
+		held bool
+	}
+	var cands []*stale
+	for _, e := range entries {
+		suffix, ok := strings.CutPrefix(e.Name(), base+".")
+		n, err := strconv.Atoi(suffix)
+		if !ok || err != nil || n < 2 || strconv.Itoa(n) != suffix {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		fi, err := os.Lstat(path)
+		if err != nil || !fi.Mode().IsRegular() || named(path, fi, keep) {
+			continue
+		}
+		cands = append(cands, &stale{path: path, fi: fi})
+	}
+	if len(cands) == 0 {
+		return
+	}
+	self := os.Getpid()
+	sawSelf := false
+	fsx.EachOpenFD(func(pid int, fd string) bool {
+		sawSelf = sawSelf || pid == self
+		fi, err := os.Stat(fd)
+		if err != nil {
+			return true
+		}
+		for _, c := range cands {
+			c.held = c.held || os.SameFile(fi, c.fi)
+		}
+		return true
+	})
+	if !sawSelf {
+		return
+	}
+	for _, c := range cands {
+		if !c.held {
+			_ = os.Remove(c.path)
+		}
+	}
+}
+
+// named reports whether one of paths is the file at path (fi).
+func named(path string, fi os.FileInfo, paths []string) bool {
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if filepath.Clean(p) == filepath.Clean(path) {
+			return true
+		}
+		if pfi, err := os.Stat(p); err == nil && os.SameFile(pfi, fi) {
+			return true
+		}
+	}
+	return false
 }
 
 // heldOpen reports whether a process this user can see has path open

@@ -68,7 +68,7 @@ func New() *Driver {
 // Start launches spec in a new session (see driver.Driver). The log file is
 // created 0600; a non-empty log from an earlier run is kept as LogPath.1
 // (replacing an older one), so each run's log starts clean and the one
-// before stays readable.
+// before stays readable. With spec.StateLogs, stale LogPath.N go (pruneOld).
 func (d *Driver) Start(ctx context.Context, spec driver.LaunchSpec) (state.Instance, error) {
 	i, err := d.start(ctx, spec)
 	if err != nil {
@@ -97,6 +97,9 @@ func (d *Driver) start(ctx context.Context, spec driver.LaunchSpec) (*state.Inst
 	}
 	if err := keepPrevious(spec.LogPath); err != nil {
 		return nil, fmt.Errorf("cannot start server %s: %w", spec.Name, err)
+	}
+	if spec.StateLogs != nil {
+		pruneOld(spec.LogPath, spec.StateLogs)
 	}
 	logf, err := fsx.OpenAppend(spec.LogPath, 0o600)
 	if err != nil {

@@ -377,6 +377,70 @@ func TestLiveLogNeverReplaced(t *testing.T) {
 	}
 }
 
+// holdLog starts a process of its own that writes path and holds it open
+// until the test ends: a serving engine.
+func holdLog(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := exec.Command("sh", "-c", "echo serving; read line")
+	engine.Stdout = f
+	stdin, _ := engine.StdinPipe()
+	if err := engine.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	t.Cleanup(func() { stdin.Close(); _ = engine.Wait() })
+	waitLog(t, path, "serving")
+}
+
+// TestStaleLogsPruned: the logs set aside for engines that have since
+// stopped (LOG.N, N ≥ 2) go at the next start, unless a process holds one
+// or the state names it; LOG.1 (the run before's) and other files stay. A
+// start without the state's logs (a proxy's) removes nothing.
+func TestStaleLogsPruned(t *testing.T) {
+	for _, withState := range []bool{true, false} {
+		t.Run(fmt.Sprintf("state=%v", withState), func(t *testing.T) {
+			spec := helperSpec(t, "e", "exit3")
+			path := spec.LogPath
+			write := func(p, text string) {
+				if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write(path, "failed attempt\n")
+			holdLog(t, path+".1") // the instance that serves, after the failed attempt
+			holdLog(t, path+".2") // a kept instance
+			for _, n := range []string{".3", ".4", ".7", ".02", ".docker"} {
+				write(path+n, "old "+n+"\n")
+			}
+			if withState {
+				spec.StateLogs = []string{path, path + ".4"}
+			}
+			if _, err := New().Start(context.Background(), spec); err != nil {
+				t.Fatal(err)
+			}
+			waitLog(t, path, "failing")
+			if got, _ := readString(PreviousLog(path)); got != "failed attempt\n" {
+				t.Errorf("previous log = %q", got)
+			}
+			// .1 was held: it moved to the first free number, .5.
+			want := map[string]bool{".2": true, ".4": true, ".5": true, ".02": true, ".docker": true, ".3": !withState, ".7": !withState}
+			for n, kept := range want {
+				_, err := os.Stat(path + n)
+				if kept != (err == nil) {
+					t.Errorf("%s: kept %v, want %v", n, err == nil, kept)
+				}
+			}
+			if got, _ := readString(path + ".5"); got != "serving\n" {
+				t.Errorf("the serving instance's log (.5) = %q", got)
+			}
+		})
+	}
+}
+
 func TestRotateLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "e.log")
 	if rotated, err := RotateLog(path, 10); rotated || err != nil {
