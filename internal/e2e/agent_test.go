@@ -17,6 +17,7 @@ import (
 
 	"github.com/roofline/roofline/internal/journal"
 	"github.com/roofline/roofline/internal/state"
+	"github.com/roofline/roofline/internal/testload"
 	"github.com/roofline/roofline/internal/testnet"
 )
 
@@ -197,12 +198,10 @@ func TestAgentRestartsKilledEngine(t *testing.T) {
 	})
 	took := time.Since(killed)
 	t.Logf("SIGKILL to healthy again: %s (new pid %d; engine load time 300 ms)", took.Round(time.Millisecond), pid)
-	if took > 15*time.Second+300*time.Millisecond {
-		t.Errorf("the engine came back after %s, want within 15.3 s", took)
-	}
+	testload.Within(t, "SIGKILL to healthy again", took, 15*time.Second+300*time.Millisecond)
 	// The agent books the restart when apply returns; the next tick
 	// publishes it.
-	a.waitFor(10*time.Second, "/metrics showing the restart", func() bool {
+	a.waitFor(60*time.Second, "/metrics showing the restart", func() bool {
 		code, body := a.get("/metrics")
 		return code == 200 && strings.Contains(body, `roofline_server_restarts_total{server="a"} 1`) && strings.Contains(body, `roofline_server_up{server="a"} 1`)
 	})
@@ -231,7 +230,7 @@ func TestAgentRestartsKilledEngine(t *testing.T) {
 	// leaves the server serving.
 	writeFile(t, settings, `{"max_restarts": 7, "tick": "300ms"}`)
 	_ = a.cmd.Process.Signal(syscall.SIGHUP)
-	a.waitFor(10*time.Second, "the settings re-read on SIGHUP", func() bool {
+	a.waitFor(60*time.Second, "the settings re-read on SIGHUP", func() bool {
 		return strings.Contains(a.logText(), "tick 300ms, max_restarts 7")
 	})
 	a.stop()
@@ -278,7 +277,7 @@ func TestAgentRestartsUnhealthyEngine(t *testing.T) {
 		t.Errorf("the unhealthy engine (pid %d) still runs after its replacement", old)
 	}
 	var ents []journal.Entry
-	a.waitFor(10*time.Second, "the journal entry", func() bool {
+	a.waitFor(60*time.Second, "the journal entry", func() bool {
 		ents = agentEntries(t, e, journal.AgentRestarted)
 		return len(ents) > 0
 	})
@@ -663,7 +662,7 @@ func TestAgentEndsRollbackWindow(t *testing.T) {
 		t.Errorf("stopped %s after the rollout, before its 4 s window", time.Since(ready))
 	}
 	waitGone(t, kept)
-	a.waitFor(10*time.Second, "the journal entry", func() bool { return len(agentEntries(t, e, journal.AgentRetired)) == 1 })
+	a.waitFor(60*time.Second, "the journal entry", func() bool { return len(agentEntries(t, e, journal.AgentRetired)) == 1 })
 	if _, ok := e.serving("q", 0); !ok {
 		t.Fatal("the server does not serve after its previous instance stopped")
 	}

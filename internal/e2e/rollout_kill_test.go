@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/roofline/roofline/internal/testload"
 )
 
 // rolloutStep is a moment of a create-before-destroy rollout where apply
@@ -224,7 +226,11 @@ func TestInterruptedRolloutsNeverDropTraffic(t *testing.T) {
 // limit is cut when the old instance stops (that is what the limit is for);
 // apply succeeds and says how many it cut, and no other request fails.
 func TestDrainLimitCutsOnlyTheLongStream(t *testing.T) {
-	e := newEnv(t, killRolloutConfig(0, "1s"))
+	// The drain limit is 4 s: the short streams (50 tokens, about 100 ms)
+	// end within it even when a loaded machine slows them tenfold, so only
+	// the long one can be cut.
+	const drain = "4s"
+	e := newEnv(t, killRolloutConfig(0, drain))
 	e.mustRun(0, "apply", "-auto-approve")
 	url := fmt.Sprintf("http://127.0.0.1:%d", e.ports["@PORT_Q@"])
 	c := streamClient(t, url, 2, 50)
@@ -257,7 +263,7 @@ func TestDrainLimitCutsOnlyTheLongStream(t *testing.T) {
 	}()
 	<-started
 
-	e.write(killRolloutConfig(1, "1s"))
+	e.write(killRolloutConfig(1, drain))
 	r := e.mustRun(0, "apply", "-auto-approve")
 	if !strings.Contains(r.stdout, "1 request(s) of the old instance cut at the drain limit") {
 		t.Fatalf("apply should say it cut 1 request at the drain limit:\n%s", r)
@@ -359,9 +365,10 @@ server "b" {
 		}
 	}
 	_ = cmd.Wait()
-	if el := time.Since(sent); el > 2*time.Second || !strings.Contains(text.String(), "Second interrupt: roofline exits now") {
-		t.Fatalf("a second interrupt should exit at once (took %s):\n%s", el, text.String())
+	if !strings.Contains(text.String(), "Second interrupt: roofline exits now") {
+		t.Fatalf("a second interrupt should exit at once, and say so:\n%s", text.String())
 	}
+	testload.Within(t, "the exit after a second interrupt", time.Since(sent), 2*time.Second)
 	e.mustRun(0, "apply", "-auto-approve", "-lock-timeout=30s")
 	if p := e.run("plan", "-detailed-exitcode"); p.code != 0 {
 		t.Fatalf("plan after apply still has changes:\n%s", p)
@@ -438,9 +445,10 @@ func TestRollbackToTheKeptInstance(t *testing.T) {
 			t.Fatalf("rollback %d:\n%s", i, r)
 		}
 		took, _ := time.ParseDuration(m[2])
-		if m[1] != strconv.Itoa(want) || took >= time.Second {
-			t.Fatalf("rollback %d: want pid %d within 1s, got %s", i, want, r.stdout)
+		if m[1] != strconv.Itoa(want) {
+			t.Fatalf("rollback %d: want pid %d, got %s", i, want, r.stdout)
 		}
+		testload.Within(t, fmt.Sprintf("rollback %d", i), took, time.Second)
 		if now := e.status()["q"]; now.PID != want || !now.Running {
 			t.Fatalf("rollback %d: status %+v", i, now)
 		}
