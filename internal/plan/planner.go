@@ -78,12 +78,12 @@ type Observation struct {
 
 // KeptExpired reports whether the previous instance kept beside s (for
 // keep_previous) has outlived its window: the server's keep_previous, from
-// when s became ready. No desired server, or no keep_previous, ends it.
+// the rollout's end (state.Server.WindowStart). No desired server, or no keep_previous, ends it.
 func KeptExpired(s *state.Server, d *Desired, now time.Time) bool {
 	if d == nil || d.KeepPrevious <= 0 {
 		return true
 	}
-	return now.After(s.ReadyAt.Add(d.KeepPrevious))
+	return now.After(s.WindowStart().Add(d.KeepPrevious))
 }
 
 // Recovery is what an interrupted create-before-destroy rollout (a state
