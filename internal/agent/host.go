@@ -88,7 +88,7 @@ func WindowsEnded(st *state.File, kept []string, keepFor func(name string) (time
 	var out []string
 	for _, name := range kept {
 		keep, declared := keepFor(name)
-		if !declared || now.After(st.Servers[name].ReadyAt.Add(keep)) {
+		if !declared || now.After(st.Servers[name].WindowStart().Add(keep)) {
 			out = append(out, name)
 		}
 	}

@@ -584,7 +584,8 @@ func TestFailedStartSaysHowLongItRan(t *testing.T) {
 // TestRollbackKeepsReadyTimes: a rollback switches to an instance that has
 // been ready since its own start, so its ready time (status's uptime) is
 // kept, not reset to the switch; the instance switched away from keeps its
-// own too, for a second rollback.
+// own too, for a second rollback. The rollback window (keep_previous) runs
+// from the rollout's end through both rollbacks.
 func TestRollbackKeepsReadyTimes(t *testing.T) {
 	d := newFakeDriver()
 	a, _ := newApplier(t, d, &fakeGates{})
@@ -628,6 +629,12 @@ func TestRollbackKeepsReadyTimes(t *testing.T) {
 		}
 		if s.Deposed == nil || s.Deposed.Status != state.StatusKept || !s.Deposed.ReadyAt.Equal(want.keptFrom) {
 			t.Errorf("rollback %d: kept %+v, want ready at %s", i, s.Deposed, want.keptFrom)
+		}
+		// The rollback window still runs from the rollout's end (the
+		// second instance's ready time): 30m, of which 10m have passed.
+		keep := &plan.Desired{KeepPrevious: 30 * time.Minute}
+		if !s.WindowStart().Equal(secondReady) || plan.KeptExpired(s, keep, now) || !plan.KeptExpired(s, keep, secondReady.Add(31*time.Minute)) {
+			t.Errorf("rollback %d: the window starts at %s, want %s (the rollout's end)", i, s.WindowStart(), secondReady)
 		}
 	}
 }

@@ -98,11 +98,13 @@ type Command struct {
 	Run     func(m *Meta, args []string) int
 }
 
-// readsState are the commands that only read the state and the logs: a
-// sensitive variable they are not given stays unknown, so looking at a
-// server needs no secret (Terraform's state list and show need no
-// variables either).
-var readsState = map[string]bool{"status": true, "logs": true, "show": true, "journal": true, "state list": true, "state show": true}
+// readsState are the commands that only read the state and the logs, and
+// those that never start a server (init, flags, snapshot, force-unlock,
+// state mv and rm): a sensitive variable they are not given stays unknown,
+// so looking at a server or keeping house needs no secret (Terraform's
+// init and state commands need no variables either).
+var readsState = map[string]bool{"status": true, "logs": true, "show": true, "journal": true, "state list": true, "state show": true,
+	"init": true, "flags": true, "snapshot": true, "force-unlock": true, "state mv": true, "state rm": true}
 
 var commands = map[string]*Command{}
 

@@ -47,11 +47,11 @@ func TestInputsEverywhere(t *testing.T) {
 	if code, stdout, stderr := runMain(t, "-chdir="+dir, "validate"); code != ExitOK || !strings.Contains(stdout, "Success!") {
 		t.Fatalf("validate without values: exit %d\n%s%s", code, stdout, stderr)
 	}
-	// One missing value is one error, whatever depends on it (state list
-	// needs no secret: state rm still asks for every value).
-	code, _, stderr := runMain(t, "-chdir="+dir, "state", "rm", "server.x", "-var", "host=gpu-01")
-	if code != ExitError || strings.Count(stderr, "Error:") != 2 || !strings.Contains(stderr, `Variable "hf_token" has no default`) {
-		t.Fatalf("state rm without hf_token: exit %d\n%s", code, stderr)
+	// One missing value is one error, whatever depends on it (the state
+	// commands need no secret: plan still asks for every value).
+	code, _, stderr := runMain(t, "-chdir="+dir, "plan", "-var", "host=gpu-01")
+	if code != ExitError || strings.Count(stderr, "Error:") != 1 || !strings.Contains(stderr, `Variable "hf_token" has no default`) {
+		t.Fatalf("plan without hf_token: exit %d\n%s", code, stderr)
 	}
 
 	t.Setenv("ROOFLINE_VAR_hf_token", "hf_secret")

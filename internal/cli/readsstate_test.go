@@ -57,4 +57,28 @@ server "web" {
 	if code, _, errOut := runMain(t, "-chdir="+dir, "-no-color", "plan"); code != ExitError || !strings.Contains(errOut, "No value for required variable") {
 		t.Errorf("plan without the secret: exit %d\n%s", code, errOut)
 	}
+
+	// Nor do the commands that never start a server: init (the first
+	// command after writing the configuration), flags, snapshot (the
+	// host's timer for code review), force-unlock, state mv and state rm.
+	old := selfExecutable
+	selfExecutable = func() (string, error) { return "/bin/false", nil }
+	t.Cleanup(func() { selfExecutable = old })
+	inv, _ := filepath.Abs("../../examples/rehearsal/gpus.json")
+	for _, tt := range []struct {
+		args []string
+		ok   bool // exit 0 expected (init and flags probe a stand-in that fails)
+	}{
+		{[]string{"init"}, false},
+		{[]string{"flags", "e"}, false},
+		{[]string{"snapshot", "-inventory=" + inv, "-out=" + filepath.Join(t.TempDir(), "host.json")}, true},
+		{[]string{"force-unlock", "0123"}, false},
+		{[]string{"state", "mv", "server.web", "server.web2"}, true},
+		{[]string{"state", "rm", "server.web2"}, true},
+	} {
+		code, out, errOut := runMain(t, append([]string{"-chdir=" + dir, "-no-color"}, tt.args...)...)
+		if strings.Contains(errOut, "No value for required variable") || tt.ok && code != ExitOK {
+			t.Errorf("%s: exit %d\n%s\n%s", strings.Join(tt.args, " "), code, out, errOut)
+		}
+	}
 }

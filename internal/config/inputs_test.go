@@ -330,6 +330,8 @@ server "s" {
 		{"the secret given", vars + server, Inputs{SecretsUnknown: true, Env: []string{"ROOFLINE_VAR_key=k"}}, nil},
 		{"other variables are still required", strings.Replace(vars, `default = "x"`, "", 1) + server, Inputs{SecretsUnknown: true}, []string{"No value for required variable"}},
 		{"state_dir from a secret", vars + server + "roofline {\n  state_dir = var.key\n}\n", Inputs{SecretsUnknown: true}, []string{"state_dir depends on a sensitive variable"}},
+		{"an engine from a secret", vars + strings.Replace(server, "rehearsal = true", "command = [\"/opt/vllm\", var.key]", 1), Inputs{SecretsUnknown: true}, []string{"Engine depends on a sensitive variable"}},
+		{"a model from a secret", vars + strings.Replace(server, `path = "/m"`, "path = var.key", 1), Inputs{SecretsUnknown: true}, []string{"Model depends on a sensitive variable"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

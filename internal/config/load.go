@@ -171,14 +171,39 @@ func LoadInputs(dir string, names []string, srcs map[string][]byte, in Inputs) (
 	// Variables and locals first: every other block's expressions see them.
 	d.ctx = d.scope(blocks, in, varFiles)
 	d.decodeBlocks(blocks)
-	if r := cfg.Roofline; r != nil && in.SecretsUnknown && !in.Partial && r.Unknown["state_dir"] && !d.diags.HasErrors() {
-		d.errorf(r.DeclRange, "state_dir depends on a sensitive variable",
-			"The state directory is computed from a sensitive variable that has no value here: give it (-var, ROOFLINE_VAR_name, roofline.rfvars), or set state_dir without it.")
+	if in.SecretsUnknown && !in.Partial && !d.diags.HasErrors() {
+		d.secretsNeeded(cfg)
 	}
 	diags = append(diags, d.diags...)
 	diags = append(diags, validate(cfg)...)
 	sortDiags(diags)
 	return cfg, diags
+}
+
+// secretsNeeded reports, for a command run without the values of sensitive
+// variables (SecretsUnknown), what it cannot do without them: find the
+// state directory, probe an engine, read a model folder. Left unknown they
+// would read as "engine has no command" or "model folder : no such file".
+func (d *decoder) secretsNeeded(cfg *Config) {
+	const give = "give it (-var, ROOFLINE_VAR_name, roofline.rfvars)"
+	if r := cfg.Roofline; r != nil && r.Unknown["state_dir"] {
+		d.errorf(r.DeclRange, "state_dir depends on a sensitive variable",
+			"The state directory is computed from a sensitive variable that has no value here: %s, or set state_dir without it.", give)
+	}
+	for _, n := range cfg.EngineNames() {
+		e := cfg.Engines[n]
+		for _, attr := range sortedKeys(e.Unknown) {
+			d.errorf(e.DeclRange, "Engine depends on a sensitive variable",
+				"The %s of engine %q is computed from a sensitive variable that has no value here: %s, or set %s without it.", attr, n, give, attr)
+		}
+	}
+	for _, n := range cfg.ModelNames() {
+		m := cfg.Models[n]
+		for _, attr := range sortedKeys(m.Unknown) {
+			d.errorf(m.DeclRange, "Model depends on a sensitive variable",
+				"The %s of model %q is computed from a sensitive variable that has no value here: %s, or set %s without it.", attr, n, give, attr)
+		}
+	}
 }
 
 // sortDiags orders diagnostics by file and position so output is stable and

@@ -15,10 +15,10 @@ import (
 func ParseConfig(data []byte) (*Config, []string, error) {
 	var raw map[string]any
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, nil, fmt.Errorf("config.json is not a JSON object: %v", err)
+		return nil, nil, fmt.Errorf("not a JSON object: %v", err)
 	}
 	if raw == nil {
-		return nil, nil, fmt.Errorf("config.json is null, not a JSON object")
+		return nil, nil, fmt.Errorf("null, not a JSON object")
 	}
 	r := &cfgReader{}
 	c := &Config{Raw: raw}

@@ -74,6 +74,9 @@ func (pl *planner) fit(s *config.Server, e *config.Engine, mr ModelResult, d *De
 	} else {
 		spec, err = pl.modelSpec(mr.Info)
 	}
+	if err != nil && mr.Info != nil && mr.Info.Config == nil && mr.Info.HasErrors() {
+		return // the folder's own error (config.json) says it already
+	}
 	if err != nil {
 		pl.diag(hcl.DiagWarning, ptr(pl.in.Config.Models[s.Model].Range("path")), "Cannot size the model",
 			"Model %q: %v. The VRAM check is skipped for server %q.", s.Model, err, s.Name)

@@ -43,7 +43,7 @@ func (pl *planner) keptOf(name string, before *state.Server, after *Desired) *Ke
 	}
 	k := &KeptInstance{PID: dep.PID, Engine: dep.Engine, GPUs: dep.GPUs}
 	if after != nil && after.KeepPrevious > 0 {
-		k.Until = before.ReadyAt.Add(after.KeepPrevious).UTC()
+		k.Until = before.WindowStart().Add(after.KeepPrevious).UTC()
 	}
 	var o *Observation
 	if obs := pl.in.Observed[name]; obs != nil {

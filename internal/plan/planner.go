@@ -78,12 +78,12 @@ type Observation struct {
 
 // KeptExpired reports whether the previous instance kept beside s (for
 // keep_previous) has outlived its window: the server's keep_previous, from
-// when s became ready. No desired server, or no keep_previous, ends it.
+// the rollout's end (state.Server.WindowStart). No desired server, or no keep_previous, ends it.
 func KeptExpired(s *state.Server, d *Desired, now time.Time) bool {
 	if d == nil || d.KeepPrevious <= 0 {
 		return true
 	}
-	return now.After(s.ReadyAt.Add(d.KeepPrevious))
+	return now.After(s.WindowStart().Add(d.KeepPrevious))
 }
 
 // Recovery is what an interrupted create-before-destroy rollout (a state
@@ -570,22 +570,17 @@ func (pl *planner) engineAndModelChecks() {
 // has no secrets), which only a server's api_key may come from: plan needs
 // to know that a key is set, never the key. Anything else cannot be
 // rendered without it, and is an error that says where to keep the secret
-// instead. Outside a review plan every value is known (cli asks for it).
-func (pl *planner) secretsKnown(s *config.Server, e *config.Engine, m *config.Model) bool {
+// instead (an engine or a model from one is an error of config's already).
+// Outside a review plan every value is known (cli asks for it).
+func (pl *planner) secretsKnown(s *config.Server) bool {
 	ok := true
-	for i, u := range []struct {
-		what    string
-		unknown map[string]bool
-		rng     hcl.Range
-	}{{s.Addr(), s.Unknown, s.DeclRange}, {"engine." + e.Name, e.Unknown, e.DeclRange}, {"model." + m.Name, m.Unknown, m.DeclRange}} {
-		for _, attr := range slices.Sorted(maps.Keys(u.unknown)) {
-			if i == 0 && attr == "api_key" {
-				continue
-			}
-			pl.diag(hcl.DiagError, ptr(u.rng), "Sensitive value not known in a review plan",
-				"%s of %s comes from a sensitive variable that has no value here: a review plan runs without secrets, so it cannot render this server. Keep the secret on the GPU host instead: env_from_file or env_from_host for the engine's environment, api_key or api_key_file for the server's key (docs/security.md); or pass the variable to this plan.", attr, u.what)
-			ok = false
+	for _, attr := range slices.Sorted(maps.Keys(s.Unknown)) {
+		if attr == "api_key" {
+			continue
 		}
+		pl.diag(hcl.DiagError, ptr(s.DeclRange), "Sensitive value not known in a review plan",
+			"%s of %s comes from a sensitive variable that has no value here: a review plan runs without secrets, so it cannot render this server. Keep the secret on the GPU host instead: env_from_file or env_from_host for the engine's environment, api_key or api_key_file for the server's key (docs/security.md); or pass the variable to this plan.", attr, s.Addr())
+		ok = false
 	}
 	if ok && s.Unknown["api_key"] {
 		pl.p.Review = true
@@ -604,7 +599,7 @@ func (pl *planner) desire(s *config.Server) {
 		return
 	}
 	er, mr := pl.in.Engines[e.Name], pl.in.Models[m.Name]
-	if er.Installed == nil || !pl.secretsKnown(s, e, m) {
+	if er.Installed == nil || !pl.secretsKnown(s) {
 		return
 	}
 	launch, diags := engine.Render(s, m, e, er.Installed)

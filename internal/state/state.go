@@ -125,6 +125,17 @@ type Server struct {
 	ProxyLimits *ProxyLimits `json:"proxy_limits,omitempty"`
 }
 
+// WindowStart is when the rollback window (keep_previous) of s's kept
+// instance began: the rollout's end, when the newer of s and its deposed
+// instance became ready. Each keeps its own ready time through rollbacks
+// (status's uptime), so a rollback moves neither the window nor the uptime.
+func (s *Server) WindowStart() time.Time {
+	if s.Deposed != nil && s.Deposed.ReadyAt.After(s.ReadyAt) {
+		return s.Deposed.ReadyAt
+	}
+	return s.ReadyAt
+}
+
 // ProxyLimits bound what clients can cost roofline's proxy (the server's
 // proxy block); a zero field is the proxy's default.
 type ProxyLimits struct {
