@@ -138,14 +138,15 @@ func (e *env) mustRun(want int, args ...string) result {
 }
 
 type statusRow struct {
-	Name        string `json:"name"`
-	PID         int    `json:"pid"`
-	Port        int    `json:"port"`
-	BackendPort int    `json:"backend_port"`
-	Status      string `json:"status"`
-	Running     bool   `json:"running"`
-	Healthy     *bool  `json:"healthy"`
-	LogPath     string `json:"log_path"`
+	Name        string  `json:"name"`
+	PID         int     `json:"pid"`
+	Port        int     `json:"port"`
+	BackendPort int     `json:"backend_port"`
+	Status      string  `json:"status"`
+	Running     bool    `json:"running"`
+	Healthy     *bool   `json:"healthy"`
+	LogPath     string  `json:"log_path"`
+	UptimeSec   float64 `json:"uptime_seconds"`
 }
 
 func (e *env) status() map[string]statusRow {

@@ -425,6 +425,7 @@ func TestRollbackToTheKeptInstance(t *testing.T) {
 	}
 	e := newEnv(t, cfg(0))
 	e.mustRun(0, "apply", "-auto-approve")
+	firstServing := time.Now() // the first instance was ready before this
 	first := e.status()["q"].PID
 	url := fmt.Sprintf("http://127.0.0.1:%d", e.ports["@PORT_Q@"])
 	c := streamClient(t, url, 4, 50)
@@ -449,8 +450,12 @@ func TestRollbackToTheKeptInstance(t *testing.T) {
 			t.Fatalf("rollback %d: want pid %d, got %s", i, want, r.stdout)
 		}
 		testload.Within(t, fmt.Sprintf("rollback %d", i), took, time.Second)
+		asked := time.Now()
 		if now := e.status()["q"]; now.PID != want || !now.Running {
 			t.Fatalf("rollback %d: status %+v", i, now)
+		} else if served := asked.Sub(firstServing).Seconds(); i == 0 && now.UptimeSec < served {
+			// Its uptime counts from its own ready time, not the switch.
+			t.Errorf("rollback to the first instance: uptime %.1f s, but it had served for over %.1f s", now.UptimeSec, served)
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
