@@ -62,8 +62,12 @@ func (a *Agent) Serve(ctx context.Context, ep Endpoint, hup <-chan os.Signal, se
 	if tick := a.Settings().Tick; watchdog > 0 && watchdog < tick {
 		a.logf("warning: the systemd watchdog (%s) is shorter than two ticks (%s); set WatchdogSec to at least 3 ticks", 2*watchdog, 2*tick)
 	}
-	go a.ReloadOn(ctx, hup, notify, settingsPath, base)
+	// Serve returns only after the SIGHUP watch ended: a re-read racing
+	// the return would log after the caller stopped listening.
+	reloads := make(chan struct{})
+	go func() { defer close(reloads); a.ReloadOn(ctx, hup, notify, settingsPath, base) }()
 	_ = a.Run(ctx, a.SystemdTick(notify, watchdog))
+	<-reloads
 	_ = notify.Send("STOPPING=1")
 	a.logf("stopping: the servers keep running")
 	if srv != nil {

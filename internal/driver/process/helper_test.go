@@ -117,10 +117,15 @@ func helperSpec(t testing.TB, name, mode string) driver.LaunchSpec {
 	}
 }
 
+// eventWithin bounds the wait for a helper process to start, log or exit
+// (milliseconds on a quiet machine). It is generous because CI runs these
+// beside every other package on two cores; a real hang still fails.
+const eventWithin = time.Minute
+
 // waitLog polls the log at path until it contains want.
 func waitLog(t *testing.T, path, want string) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(eventWithin)
 	for {
 		b, _ := os.ReadFile(path)
 		if strings.Contains(string(b), want) {

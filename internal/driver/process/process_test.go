@@ -193,7 +193,7 @@ func TestLeftoverWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var obs *driver.Observed
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(eventWithin); ; time.Sleep(5 * time.Millisecond) {
 		obs, err = d.Read(context.Background(), h)
 		if err != nil {
 			t.Fatal(err)
@@ -288,7 +288,7 @@ func TestExitStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(eventWithin)
 	for {
 		if ps, ok := d.ExitStatus(h); ok {
 			if ps.ExitCode() != 3 {
@@ -297,7 +297,7 @@ func TestExitStatus(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("no exit status after 10 s")
+			t.Fatalf("no exit status after %s", eventWithin)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -555,7 +555,7 @@ func TestFindByEnv(t *testing.T) {
 	}
 
 	syscall.Kill(h.PID, syscall.SIGKILL)
-	for deadline := time.Now().Add(5 * time.Second); !gone(h.PID) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(eventWithin); !gone(h.PID) && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
 	got, err = d.FindByEnv(ctx, "ROOFLINE_LAUNCH_ID", spec.Env["ROOFLINE_LAUNCH_ID"])

@@ -124,7 +124,7 @@ func TestStopFindsProcessesThatLeftTheSession(t *testing.T) {
 	if err := d.Stop(context.Background(), h, 200*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(eventWithin)
 	for !gone(child) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}

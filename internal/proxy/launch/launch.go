@@ -38,8 +38,9 @@ type Launcher struct {
 	StateDir string
 	// Command starts roofline's proxy: [self, "proxy"].
 	Command []string
-	// Ready bounds the wait for a proxy to forward to its backend; 10 s
-	// when 0.
+	// Ready bounds the wait for a proxy to forward to its backend; 30 s
+	// when 0. A proxy that exits is seen at once; the bound is for one
+	// that runs but is slow to start, as on a host whose cores are busy.
 	Ready time.Duration
 }
 
@@ -188,7 +189,7 @@ func (l Launcher) ready() time.Duration {
 	if l.Ready > 0 {
 		return l.Ready
 	}
-	return 10 * time.Second
+	return 30 * time.Second
 }
 
 // alive reports whether the instance runs what was started; one that
