@@ -679,7 +679,8 @@ func (pl *planner) desire(s *config.Server) {
 		pl.diag(hcl.DiagWarning, ptr(s.Range("extra_args")), "Sensitive value on the engine's command line",
 			"Server %q passes a sensitive value as an argument. roofline masks it in plans, state and logs, but the engine's command line is readable by every user of the host (ps, /proc/PID/cmdline). Pass it through env, env_from_file or env_from_host if the engine reads it from there.", s.Name)
 	}
-	pl.host[s.Name] = planHostSecrets(s, pl.in.ReadHostFile, pl.in.Getenv, pl.p.Secrets)
+	var unreadable map[string]error
+	pl.host[s.Name], unreadable = planHostSecrets(s, pl.in.ReadHostFile, pl.in.Getenv, pl.p.Secrets)
 	// Secrets enter the hash as a placeholder: see hashable.
 	hashArgv, hashEnv := hashable(d)
 	d.ConfigHash = hashOf(struct {
@@ -705,6 +706,8 @@ func (pl *planner) desire(s *config.Server) {
 			if k, err := pl.in.ReadHostFile(d.APIKeyFile); err == nil {
 				pl.host[s.Name][apiKeyPath] = strings.TrimSpace(k)
 				pl.p.Secrets.Add(strings.TrimSpace(k))
+			} else {
+				unreadable[d.APIKeyFile] = err
 			}
 		}
 	}
@@ -713,6 +716,7 @@ func (pl *planner) desire(s *config.Server) {
 		// stay what they were.
 		d.ConfigHash = hashOf([]string{d.ConfigHash, t})
 	}
+	pl.warnUnreadable(s, unreadable)
 	d.GateHash = hashOf(d.Gate)
 	pl.desired[s.Name] = d
 

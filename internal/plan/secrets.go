@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"regexp"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/diagfmt"
 	"github.com/roofline/roofline/internal/engine"
@@ -393,18 +395,41 @@ var errNotSet error = notSet{}
 // PlanHostSecrets reads the host secrets plan can see on this machine, for
 // rotation checks only (nothing read is stored or shown). Unreadable ones
 // are skipped: a plan in CI has none.
-func planHostSecrets(s *config.Server, read func(string) (string, error), getenv func(string) (string, bool), secrets *secret.Set) map[string]string {
-	out := map[string]string{}
+func planHostSecrets(s *config.Server, read func(string) (string, error), getenv func(string) (string, bool), secrets *secret.Set) (map[string]string, map[string]error) {
+	out, unreadable := map[string]string{}, map[string]error{}
 	for k, src := range hostEnvFrom(s) {
 		if read == nil || getenv == nil {
 			break
 		}
-		if v, err := resolveOne(src, read, getenv); err == nil {
+		v, err := resolveOne(src, read, getenv)
+		if err == nil {
 			out[k] = v
 			secrets.Add(v)
+		} else if p, ok := strings.CutPrefix(src, fromFile); ok {
+			unreadable[p] = err
 		}
 	}
-	return out
+	return out, unreadable
+}
+
+// unwrapPathErr is the cause of a file error without the path, which the
+// message names already.
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// warnUnreadable says, on the host, that a secret file plan cannot read
+// will fail the server's start at apply (apply reads it again then: plan
+// may run as someone who may not read it, so it is no error here).
+func (pl *planner) warnUnreadable(s *config.Server, files map[string]error) {
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		pl.diag(hcl.DiagWarning, ptr(s.DeclRange), "Host secret file not readable",
+			"Server %q reads a secret from %s at apply, and plan cannot read it: %v. Unless apply runs as a user who can, the server will not start: create the file (mode 0600), or fix the path.", s.Name, p, unwrapPathErr(files[p]))
+	}
 }
 
 // envDiffKeys lists the keys whose stored and desired values differ.

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/roofline/roofline/internal/fsx"
 	"github.com/roofline/roofline/internal/state"
 )
@@ -436,5 +438,41 @@ server "qwen" {
 				t.Fatalf("%q reason %q, paths %q", c.Action.Symbol(), c.Reason, c.ReplacePaths)
 			}
 		})
+	}
+}
+
+// TestMissingHostSecretFileWarns: plan on the host says that an
+// api_key_file or env_from_file it cannot read would fail the start at
+// apply (it said nothing, and apply failed); a review plan, which reads no
+// host file, says nothing.
+func TestMissingHostSecretFileWarns(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nokey")
+	missingToken := filepath.Join(t.TempDir(), "hf_token")
+	src := `
+server "qwen" {
+  engine        = engine.vllm_016
+  model         = model.qwen
+  gpus          = [0]
+  port          = 8000
+  api_key_file  = "` + missing + `"
+  env_from_file = { HF_TOKEN = "` + missingToken + `" }
+}
+`
+	for _, onHost := range []bool{true, false} {
+		hostReaders = onHost
+		p := run(t, tc{hcl: src})
+		hostReaders = false
+		var got []string
+		for _, d := range p.Diagnostics {
+			if d.Summary == "Host secret file not readable" {
+				if d.Severity != hcl.DiagWarning || !strings.Contains(d.Detail, "no such file") || !strings.Contains(d.Detail, `Server "qwen"`) {
+					t.Errorf("diagnostic %q: %s", d.Summary, d.Detail)
+				}
+				got = append(got, d.Detail)
+			}
+		}
+		if want := map[bool]int{true: 2, false: 0}[onHost]; len(got) != want || onHost && (!strings.Contains(got[0], missing) || !strings.Contains(got[1], missingToken)) {
+			t.Errorf("on the host %v: %d warnings, want %d: %q", onHost, len(got), want, summaries(p))
+		}
 	}
 }

@@ -104,3 +104,28 @@ func TestLongSnippetLineKeepsSecretsWhole(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCutSnippet: any source and any range (a diagnostic's range can be
+// off its file) render without a panic, and a valid UTF-8 source stays
+// valid: a cut never splits a character.
+func FuzzCutSnippet(f *testing.F) {
+	f.Add(longList(200, 100, `"é—"`), 5, 300, 310, true)
+	f.Add("a = 1\n", 0, 2, 3, false)
+	f.Add(strings.Repeat("x", 500)+"\n"+strings.Repeat("y", 500), 1, 700, 20, true)
+	f.Fuzz(func(t *testing.T, src string, line, start, end int, ctx bool) {
+		rng := hcl.Range{Filename: "main.hcl", Start: hcl.Pos{Line: line, Column: 1, Byte: start}, End: hcl.Pos{Line: line, Column: 2, Byte: end}}
+		d := &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "s", Subject: &rng}
+		if ctx {
+			c := hcl.Range{Filename: "main.hcl", Start: hcl.Pos{Byte: min(start, end) - 3}, End: hcl.Pos{Byte: max(start, end) + 3}}
+			d.Context = &c
+		}
+		var out bytes.Buffer
+		WriteDiagnostics(&out, map[string]*hcl.File{"main.hcl": {Bytes: []byte(src)}}, hcl.Diagnostics{d}, true)
+		// A range inside a character (no parser makes one) splits it
+		// already without a cut.
+		onBoundary := func(b int) bool { return b <= 0 || b >= len(src) || utf8.RuneStart(src[b]) }
+		if utf8.ValidString(src) && onBoundary(start) && onBoundary(end) && (!ctx || onBoundary(min(start, end)-3) && onBoundary(max(start, end)+3)) && !utf8.Valid(out.Bytes()) {
+			t.Errorf("invalid UTF-8 out of a valid source")
+		}
+	})
+}
