@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/roofline/roofline/internal/testnet"
 )
 
 func TestHolder(t *testing.T) {
@@ -106,12 +108,9 @@ func TestTable(t *testing.T) {
 	}
 	defer ln.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
-	free, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	freePort := free.Addr().(*net.TCPAddr).Port
-	free.Close()
+	// Below the ephemeral range: no connection of another test takes it
+	// as its source port between the check and the read.
+	freePort := testnet.FreePort(t)
 	tab := ReadTable()
 	held, who := tab.Holder("127.0.0.1", port)
 	if !held || !strings.Contains(who, fmt.Sprintf("pid %d", os.Getpid())) {
@@ -135,11 +134,12 @@ func TestCmdlineIsOneLine(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	var got string
-	for range 100 { // the argv shows once exec has run
+	// The argv shows once exec has run: milliseconds, or seconds on a
+	// loaded machine.
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if got = Cmdline(cmd.Process.Pid); strings.Contains(got, "red") {
 			break
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	if want := "sh -c sleep 30 x import socket [31m red"; got != want {
 		t.Errorf("Cmdline = %q, want %q", got, want)
