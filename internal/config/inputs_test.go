@@ -349,3 +349,42 @@ server "s" {
 		})
 	}
 }
+
+// TestVarValueWording: a -var or ROOFLINE_VAR_ value of the wrong type is
+// said as the user typed it, without HCL's internals ("(Variables not
+// allowed)" for a bare word, "ROOFLINE_VAR_n n=many").
+func TestVarValueWording(t *testing.T) {
+	cfg := inputsCfg + `
+variable "l" {
+  type    = list(string)
+  default = []
+}
+variable "on" {
+  type    = bool
+  default = false
+}
+`
+	tests := []struct {
+		name string
+		in   Inputs
+		want string
+	}{
+		{"a word for a number", Inputs{Args: []VarArg{{Name: "n", Value: "abc"}}}, `-var n=abc: the value for "n" does not fit its type number: "abc" is not a number.`},
+		{"from the environment", Inputs{Env: []string{"ROOFLINE_VAR_n=many"}}, `ROOFLINE_VAR_n=many: the value for "n" does not fit its type number: "many" is not a number.`},
+		{"a word for a bool", Inputs{Args: []VarArg{{Name: "on", Value: "yes"}}}, `-var on=yes: the value for "on" does not fit its type bool: "yes" is not true or false.`},
+		{"bare words in a list", Inputs{Args: []VarArg{{Name: "l", Value: "[a, b]"}}}, `-var l=[a, b]: the value for "l" does not fit its type list(string): "[a, b]" is not a list(string) value (a word without quotes); write it as HCL, such as 8, true, [0, 1] or {a = "b"}, quoted for the shell.`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, diags := LoadInputs("/cfg", []string{"main.hcl"}, map[string][]byte{"main.hcl": []byte(cfg)}, tt.in)
+			if len(diags) != 1 || diags[0].Detail != tt.want {
+				t.Fatalf("got %v\nwant %s", diags, tt.want)
+			}
+		})
+	}
+	// A number and a bool still read as the user means them.
+	c, diags := LoadInputs("/cfg", []string{"main.hcl"}, map[string][]byte{"main.hcl": []byte(cfg)}, Inputs{Args: []VarArg{{Name: "n", Value: "12"}, {Name: "on", Value: "true"}, {Name: "l", Value: `["a", "b"]`}}})
+	if diags.HasErrors() || c.Engines["e"].Env["N"] != "12" || !c.Variables["on"].Value.True() || c.Variables["l"].Value.LengthInt() != 2 {
+		t.Fatalf("valid values: %v", diags)
+	}
+}

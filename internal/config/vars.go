@@ -194,6 +194,9 @@ func (d *decoder) assignInputs(srcs []varSource) {
 			shown := src.from
 			if src.raw && !v.Sensitive {
 				shown = fmt.Sprintf("%s %s=%s", src.from, src.name, src.val.AsString())
+				if strings.HasPrefix(src.from, EnvVarPrefix) {
+					shown = src.from + "=" + src.val.AsString() // as in the environment
+				}
 			}
 			d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for variable",
 				Detail: fmt.Sprintf("%s: the value for %q does not fit its type %s: %v.", shown, src.name, typeexpr.TypeString(v.Type), cleanErr(err, v.Sensitive)), Subject: subject})
@@ -399,16 +402,37 @@ func parseVarValue(raw string, ty cty.Type) (cty.Value, error) {
 			return cty.StringVal(raw), nil
 		}
 	}
+	// A number or a bool is read from the text as Terraform reads it
+	// (" 8", "1e3", "true"), and a word that is neither is said plainly.
+	switch ty {
+	case cty.Number:
+		if v, err := convert.Convert(cty.StringVal(strings.TrimSpace(raw)), ty); err == nil {
+			return v, nil
+		}
+		return cty.NilVal, fmt.Errorf("%q is not a number", raw)
+	case cty.Bool:
+		if v, err := convert.Convert(cty.StringVal(strings.TrimSpace(raw)), ty); err == nil {
+			return v, nil
+		}
+		return cty.NilVal, fmt.Errorf("%q is not true or false", raw)
+	}
 	bad := func(why string) error {
 		return fmt.Errorf("%q is not a %s value (%s); write it as HCL, such as 8, true, [0, 1] or {a = \"b\"}, quoted for the shell", raw, typeexpr.TypeString(ty), why)
 	}
+	// HCL reads a bare word as a variable reference.
+	summary := func(ds hcl.Diagnostics) string {
+		if ds[0].Summary == "Variables not allowed" {
+			return "a word without quotes"
+		}
+		return ds[0].Summary
+	}
 	expr, diags := hclsyntax.ParseExpression([]byte(raw), "<value for -var>", hcl.InitialPos)
 	if diags.HasErrors() {
-		return cty.NilVal, bad(diags[0].Summary)
+		return cty.NilVal, bad(summary(diags))
 	}
 	val, diags := expr.Value(nil)
 	if diags.HasErrors() {
-		return cty.NilVal, bad(diags[0].Summary)
+		return cty.NilVal, bad(summary(diags))
 	}
 	out, err := convert.Convert(val, ty)
 	if err != nil {

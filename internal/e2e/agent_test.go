@@ -115,7 +115,7 @@ func (a *agentProc) kill() {
 }
 
 func (a *agentProc) get(path string) (int, string) {
-	c := &http.Client{Timeout: 5 * time.Second}
+	c := &http.Client{Timeout: 30 * time.Second}
 	resp, err := c.Get(a.url + path)
 	if err != nil {
 		return 0, err.Error()
@@ -155,7 +155,9 @@ func (e *env) serving(name string, old int) (int, bool) {
 	if s == nil || s.Status != state.StatusReady || s.PID == 0 || s.PID == old {
 		return 0, false
 	}
-	resp, err := (&http.Client{Timeout: time.Second}).Get(fmt.Sprintf("http://127.0.0.1:%d/health", s.Port))
+	// A refusal is immediate; the long timeout keeps a slow answer on a
+	// loaded machine from reading as one (some callers check only once).
+	resp, err := (&http.Client{Timeout: 15 * time.Second}).Get(fmt.Sprintf("http://127.0.0.1:%d/health", s.Port))
 	if err != nil {
 		return 0, false
 	}

@@ -195,7 +195,11 @@ func TestKeyEnforced(t *testing.T) {
 	}
 	now := time.Now().Add(time.Second)
 	_ = os.Chtimes(keyFile, now, now)
-	time.Sleep(300 * time.Millisecond)
+	// The proxy re-reads the key on its 100 ms tick: wait for the new key
+	// to be taken rather than for a fixed time a loaded machine may overrun.
+	for deadline := time.Now().Add(time.Minute); try("/v1/models", "k2") != 200 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if got := []int{try("/v1/models", "k1"), try("/v1/models", "k2")}; fmt.Sprint(got) != "[401 200]" {
 		t.Fatalf("after a new key: %v", got)
 	}

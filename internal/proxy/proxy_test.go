@@ -93,6 +93,11 @@ func TestSwitchWithoutFailedRequests(t *testing.T) {
 	}
 	a.Close() // the old engine stops after the drain
 	time.Sleep(150 * time.Millisecond)
+	// Requests go on until one reached the new backend (within 150 ms on a
+	// quiet machine; a loaded one may complete none in that time).
+	for deadline := time.Now().Add(time.Minute); !sawB.Load() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	close(stop)
 	wg.Wait()
 	b.Close()

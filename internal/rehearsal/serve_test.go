@@ -361,10 +361,14 @@ func TestStreamErrors(t *testing.T) {
 			t.Errorf("%+v: error object %s", o, s.errors[0])
 		}
 	}
-	// The engine dies while streaming.
+	// The engine dies while streaming: once the stream has its first
+	// tokens (a fixed delay could land before the request on a loaded
+	// machine, which then gets a plain 500).
 	h, srv := newTestServer(t, ServeOptions{ITL: 5 * time.Millisecond})
 	go func() {
-		time.Sleep(50 * time.Millisecond)
+		for deadline := time.Now().Add(time.Minute); h.Stats().GenerationTokens == 0 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 		h.SetState(StateDead)
 	}()
 	_, body, _ := post(t, srv.URL+"/v1/chat/completions", chatBody("x", map[string]any{"stream": true, "max_tokens": 1000, "ignore_eos": true}))
