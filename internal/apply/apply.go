@@ -355,6 +355,13 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 				}
 				if c.Before != nil && c.Before.Deposed != nil {
 					detail = fmt.Sprintf("old instance (pid %d) stopped", c.Before.Deposed.PID)
+					a.mu.Lock()
+					now := a.st.Server(c.Name)
+					a.mu.Unlock()
+					if now != nil && now.Deposed != nil && now.Deposed.PID == c.Before.Deposed.PID && now.Deposed.Status == state.StatusKept {
+						// A finished rollout with keep_previous.
+						detail = fmt.Sprintf("previous instance (pid %d) kept for rollback", now.Deposed.PID)
+					}
 				}
 				a.Hooks.End(c.Addr, "Modifications complete", 0, detail)
 			}

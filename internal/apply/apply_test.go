@@ -667,3 +667,45 @@ func TestStartPassesTheStateLogs(t *testing.T) {
 		}
 	}
 }
+
+// endHooks records each End's verb and detail.
+type endHooks struct{ ends []string }
+
+func (h *endHooks) Begin(addr, verb string)                         {}
+func (h *endHooks) Progress(addr string, _ time.Duration, _ string) {}
+func (h *endHooks) End(addr, verb string, _ time.Duration, d string) {
+	h.ends = append(h.ends, verb+": "+d)
+}
+
+// TestFinishedRolloutKeepsThePrevious: apply finishing a rollout that a
+// killed apply left after the gates passed keeps the old instance when
+// keep_previous says so, and its last line says it is kept, not "old
+// instance (pid N) stopped" (it ran on, kept for rollback).
+func TestFinishedRolloutKeepsThePrevious(t *testing.T) {
+	d := newFakeDriver()
+	a, _ := newApplier(t, d, &fakeGates{})
+	h := &endHooks{}
+	a.Hooks = h
+	prior := state.NewFile()
+	old := oldServer(d, "a", "ma", 8001)
+	newer := oldServer(d, "a", "ma", 8001)
+	newer.Status = state.StatusStarting
+	newer.Gate = &state.GateResult{Passed: true}
+	newer.Deposed = old.Clone()
+	prior.Set(newer)
+	after := desired("a", "ma", 8001)
+	after.KeepPrevious = 10 * time.Minute
+	p := &plan.Plan{Changes: []*plan.Change{{Addr: "server.a", Name: "a", Action: plan.Update, Before: newer, After: after}}}
+	st, err := a.Apply(context.Background(), p, prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := st.Server("a")
+	if s.PID != newer.PID || s.Deposed == nil || s.Deposed.Status != state.StatusKept || !d.alive[old.PID] {
+		t.Fatalf("the new instance serves and the old one is kept: %+v alive %v", s, d.alive)
+	}
+	want := fmt.Sprintf("Modifications complete: previous instance (pid %d) kept for rollback", old.PID)
+	if len(h.ends) != 1 || h.ends[0] != want {
+		t.Errorf("ends %q, want %q", h.ends, want)
+	}
+}

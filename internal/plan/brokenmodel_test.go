@@ -42,3 +42,30 @@ server "s" {
 		t.Errorf("detail %q", d)
 	}
 }
+
+// TestDoesNotFitReadsAsSentences: a context past the model's maximum that
+// also overflows the KV cache gives two reasons, each its own sentence
+// (they were joined as "... or less.; rank 0: ...").
+func TestDoesNotFitReadsAsSentences(t *testing.T) {
+	p := run(t, tc{hcl: `
+server "long" {
+  engine        = engine.vllm_016
+  model         = model.qwen
+  gpus          = [0]
+  port          = 8000
+  max_model_len = 1000000
+}
+`})
+	if got := summaries(p); !slices.Equal(got, []string{"Error: Model does not fit"}) {
+		t.Fatalf("diagnostics %q", got)
+	}
+	var d string
+	for _, diag := range p.Diagnostics {
+		if diag.Summary == "Model does not fit" {
+			d = diag.Detail
+		}
+	}
+	if strings.Contains(d, ".;") || !strings.Contains(d, "or less. Rank 0: one request") {
+		t.Errorf("detail %q", d)
+	}
+}

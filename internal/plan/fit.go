@@ -165,7 +165,7 @@ func (pl *planner) fit(s *config.Server, e *config.Engine, mr ModelResult, d *De
 		}
 		pl.diag(hcl.DiagError, ptr(rng), "Model does not fit",
 			"Server %q (%s on %d× %s, TP %d): %s%s", s.Name, s.Model, len(s.GPUs), dev.Name, s.TensorParallel,
-			strings.Join(res.Reasons, "; "), suggestions(res))
+			res.ReasonText(), suggestions(res))
 		return
 	}
 	if s.Concurrency > 0 && res.MaxConcurrency < float64(s.Concurrency) {

@@ -109,6 +109,9 @@ func Decode(data []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if v == 2 {
+		f.FormatVersion = CurrentFormat // format 3 only added fields
+	}
 	if f.Servers == nil {
 		f.Servers = map[string]*Server{}
 	}

@@ -257,11 +257,12 @@ func TestCorruptNamesBackup(t *testing.T) {
 
 func TestNewerVersionError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
-	os.WriteFile(path, []byte(`{"format_version":3,"roofline_version":"2.0.0","servers":"whatever"}`), 0o600)
+	newer := state.CurrentFormat + 1
+	os.WriteFile(path, []byte(fmt.Sprintf(`{"format_version":%d,"roofline_version":"2.0.0","servers":"whatever"}`, newer)), 0o600)
 	_, err := state.Read(path)
 	var ve *state.VersionError
-	if !errors.As(err, &ve) || ve.Found != 3 || ve.WrittenBy != "2.0.0" || ve.Path != path {
-		t.Fatalf("Read = %#v; want a *VersionError for format 3 by 2.0.0", err)
+	if !errors.As(err, &ve) || ve.Found != int64(newer) || ve.WrittenBy != "2.0.0" || ve.Path != path {
+		t.Fatalf("Read = %#v; want a *VersionError for format %d by 2.0.0", err, newer)
 	}
 	if !strings.Contains(err.Error(), "Upgrade roofline") {
 		t.Errorf("error does not say what to do: %v", err)
@@ -281,18 +282,19 @@ func TestMarshalRefusesInvalid(t *testing.T) {
 	}
 }
 
-// TestUpgradeV1 reads each format 1 state in testdata/v1 (as roofline wrote
-// them before the identity became one "instance" object) and compares the
-// upgrade, written in the current format, with testdata/v1/*.upgraded
-// (go test -update rewrites those). The upgrade must keep every identity
-// field: a lost pid or container id is a lost server.
-func TestUpgradeV1(t *testing.T) {
-	ins, _ := filepath.Glob("testdata/v1/*.json")
-	if len(ins) == 0 {
-		t.Fatal("no format 1 fixtures")
+// TestUpgrade reads each older state in testdata/v1 (format 1, as roofline
+// wrote them before the identity became one "instance" object) and
+// testdata/v2 (format 2, as the last release wrote them) and compares the
+// upgrade, written in the current format, with the *.upgraded files (go test
+// -update rewrites those). The upgrade must keep every identity field: a
+// lost pid or container id is a lost server.
+func TestUpgrade(t *testing.T) {
+	ins, _ := filepath.Glob("testdata/v[12]/*.json")
+	if len(ins) < 6 {
+		t.Fatalf("%d older-format fixtures, want 3 of format 1 and 3 of format 2", len(ins))
 	}
 	for _, in := range ins {
-		name := strings.TrimSuffix(filepath.Base(in), ".json")
+		name := filepath.Base(filepath.Dir(in)) + "/" + strings.TrimSuffix(filepath.Base(in), ".json")
 		t.Run(name, func(t *testing.T) {
 			f, err := state.Read(in)
 			if err != nil {

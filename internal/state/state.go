@@ -16,8 +16,10 @@ import (
 // recorded.
 //
 // Format 2 gathers a server's identity (and its proxy's) into one
-// "instance" object; Decode upgrades format 1 (see upgrade.go).
-const CurrentFormat = 2
+// "instance" object; Decode upgrades format 1 (see upgrade.go). Format 3
+// adds a server's proxy_limits and an instance's claim_bytes; a format 2
+// file reads as it is, since it holds neither.
+const CurrentFormat = 3
 
 // Server statuses.
 const (

@@ -7,10 +7,11 @@ import (
 )
 
 // StateFormatVersion is the version of the state's JSON documents (show
-// -json without a plan file, state list -json): 2, the state file format
-// they were modelled on. They have their own types since, so the state
-// file can change without them; a change to these types bumps this.
-const StateFormatVersion = 2
+// -json without a plan file, state list -json): the state file format
+// they were modelled on (3: claim_bytes and proxy_limits). They have their
+// own types since, so the state file can change without them; a change to
+// these types bumps this.
+const StateFormatVersion = 3
 
 // StateDocument is show -json of the state: every server as the plan
 // document's "before" shows it (secret values as salted hashes).

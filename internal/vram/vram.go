@@ -9,9 +9,27 @@ package vram
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/roofline/roofline/internal/engine/kinds"
 )
+
+// ReasonText is Reasons as one text, each reason its own sentence.
+func (r *Result) ReasonText() string {
+	out := make([]string, 0, len(r.Reasons))
+	for _, s := range r.Reasons {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		s = strings.ToUpper(s[:1]) + s[1:]
+		if !strings.HasSuffix(s, ".") {
+			s += "."
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, " ")
+}
 
 // Result is the prediction for one Input.
 type Result struct {

@@ -373,7 +373,7 @@ func (pf *Preflight) vramFit(p *Plan, spec kube.Spec, r *kube.Rendered, nodes []
 	}
 	if !res.Fits {
 		p.errorf(&rng, "Model does not fit",
-			"Server %q (%s on %d× %s per pod, TP %d × PP %d, GPU from the nodes' GFD labels): %s.", s.Name, s.Model, r.GPUsPerPod, dev.Name, s.TensorParallel, s.PipelineParallel, strings.Join(res.Reasons, "; "))
+			"Server %q (%s on %d× %s per pod, TP %d × PP %d, GPU from the nodes' GFD labels): %s", s.Name, s.Model, r.GPUsPerPod, dev.Name, s.TensorParallel, s.PipelineParallel, res.ReasonText())
 	}
 }
 
