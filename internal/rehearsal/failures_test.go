@@ -166,10 +166,13 @@ func TestStartupFootprint(t *testing.T) {
 			}
 			p := startEngine(t, spec, nil, engineArgs(kind, qwen, port, lenFlag, "32768")...)
 			p.waitFor("ready", startWithin, func() bool { return healthCode(port) == 200 })
-			fp := engine.MustLookup(kind).Footprint([]byte(p.out.String()))
-			if fp == nil || fp.WeightsGiB == nil || fp.KVTokens == nil || fp.MaxModelLen == nil {
-				t.Fatalf("footprint not found: %+v\n%s", fp, p.out)
-			}
+			// The lines were written before the engine listened, but they
+			// reach the test through a pipe: wait until they have.
+			var fp *logdiag.Footprint
+			p.waitFor("the footprint lines", startWithin, func() bool {
+				fp = engine.MustLookup(kind).Footprint([]byte(p.out.String()))
+				return fp != nil && fp.WeightsGiB != nil && fp.KVTokens != nil && fp.MaxModelLen != nil && (kind != KindVLLM || fp.MaxConcurrency != nil)
+			})
 			if *fp.WeightsGiB < 15 || *fp.WeightsGiB > 16 || *fp.MaxModelLen != 32768 || *fp.KVTokens < 100000 {
 				t.Errorf("footprint weights %.2f GiB, %d tokens, max len %d", *fp.WeightsGiB, *fp.KVTokens, *fp.MaxModelLen)
 			}

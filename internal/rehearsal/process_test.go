@@ -138,9 +138,11 @@ func TestLoadTimeSemantics(t *testing.T) {
 		}
 		p.waitFor("503 while warming up", startWithin, func() bool { return healthCode(port) == 503 })
 		p.waitFor("ready", startWithin, func() bool { return healthCode(port) == 200 })
-		if !strings.Contains(p.out.String(), "The server is fired up and ready to roll!") {
-			t.Errorf("no ready line:\n%s", p.out)
-		}
+		// The line follows the state change that /health shows, and the
+		// output reaches the test through a pipe: it may come a moment later.
+		p.waitFor("the ready line", startWithin, func() bool {
+			return strings.Contains(p.out.String(), "The server is fired up and ready to roll!")
+		})
 	})
 }
 
@@ -189,9 +191,8 @@ func TestLifecycleInjection(t *testing.T) {
 		p := startEngine(t, "sglang@0.5.6.post2", []string{EnvFail + "=unhealthy_after=500ms", "ROOFLINE_REHEARSAL_WARMUP=0s"}, engineArgs(KindSGLang, qwen, port)...)
 		p.waitFor("ready", startWithin, func() bool { return healthCode(port) == 200 })
 		p.waitFor("503", startWithin, func() bool { return healthCode(port) == 503 })
-		if !strings.Contains(p.out.String(), "Health check failed.") {
-			t.Errorf("no health-check line:\n%s", p.out)
-		}
+		// Logged after the state change /health shows (see the ready line).
+		p.waitFor("the health-check line", startWithin, func() bool { return strings.Contains(p.out.String(), "Health check failed.") })
 	})
 }
 
