@@ -398,7 +398,7 @@ func (a *Agent) decide(set Settings, now time.Time, s *state.Server, t *tracker,
 func (a *Agent) restart(ctx context.Context, reqs []Request) {
 	defer a.wg.Done()
 	for _, q := range reqs {
-		a.logf("restarting server.%s: %s", q.Name, q.Reason)
+		a.logf("server.%s needs a restart: %s", q.Name, q.Reason)
 	}
 	outs := a.Restarter.Restart(ctx, reqs)
 	now := a.now()

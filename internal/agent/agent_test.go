@@ -3,11 +3,13 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -496,5 +498,26 @@ func TestSkips(t *testing.T) {
 		if r := a.Report().Servers[0]; r.Failures != 0 || r.GaveUp {
 			t.Errorf("lasting=%v: a skip counted as a failure: %+v", lasting, r)
 		}
+	}
+}
+
+// TestSkippedRestartIsNotLoggedAsRestarting: a restart the restarter
+// declines (the configuration changed since the last apply) is logged as
+// needed and not done, never "restarting server.a" followed by "not
+// restarted".
+func TestSkippedRestartIsNotLoggedAsRestarting(t *testing.T) {
+	w := newWorld("a")
+	w.skip, w.lasting = "its configuration changed since the last apply (gpus changed): the agent restarts only what was applied; run roofline apply", true
+	a := testAgent(t, w)
+	var logs []string
+	a.Logf = func(format string, args ...any) { logs = append(logs, fmt.Sprintf(format, args...)) }
+	w.set(func() { w.alive["a"] = false })
+	tick(a)
+	want := []string{
+		"server.a needs a restart: the process is gone (fake)",
+		"server.a: not restarted: " + w.skip,
+	}
+	if !slices.Equal(logs, want) {
+		t.Errorf("logs %q\nwant %q", logs, want)
 	}
 }

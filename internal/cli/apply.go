@@ -52,6 +52,21 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		ok     bool
 	)
 	saved := fs.NArg() == 1
+	if saved {
+		// A saved plan holds exactly what apply does: a planning flag
+		// would be ignored, and apply would do what it excluded.
+		for _, f := range []struct {
+			set  bool
+			name string
+		}{{len(o.targets) > 0, "-target"}, {len(o.replaces) > 0, "-replace"}, {o.refreshOnly, "-refresh-only"}} {
+			if f.set {
+				return usageError(m, name, fmt.Sprintf("%s with a saved plan: the plan file holds exactly what apply does. Plan again with %s and -out=FILE, and apply that file", f.name, f.name))
+			}
+		}
+		if len(*o.vars) > 0 {
+			m.view().Warnf("-var and -var-file with a saved plan only find the configuration's state directory: apply does what the plan file holds, with the values it was made with. To apply other values, run roofline plan with them and -out=FILE.")
+		}
+	}
 	view := views.NewApply(views.TypeOf(o.json), m.view(), m.OutTerminal, terminalWidth)
 	if fs.NArg() == 0 && !o.autoApprove && (o.json || m.NoInput || !m.InTerminal) {
 		// Approval cannot be asked, so fail before anything is planned or

@@ -35,3 +35,22 @@ func TestPlanUnknownTargetAndReplace(t *testing.T) {
 		}
 	}
 }
+
+// TestSavedPlanRefusesPlanningFlags: apply FILE with -target, -replace or
+// -refresh-only is refused before anything is read: the plan file holds
+// what apply does, and the flag was silently ignored (apply -target=server.b
+// FILE applied FILE's change of server.a).
+func TestSavedPlanRefusesPlanningFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, flag := range []string{"-target=server.b", "-replace=server.b", "-refresh-only"} {
+		code, stdout, stderr := runMain(t, "-chdir="+dir, "apply", flag, filepath.Join(dir, "saved.plan"))
+		if code != ExitError || stdout != "" || !strings.Contains(stderr, strings.SplitN(flag, "=", 2)[0]+" with a saved plan") || strings.Contains(stderr, "no such file") {
+			t.Errorf("apply %s FILE: exit %d\n%s%s", flag, code, stdout, stderr)
+		}
+	}
+	// -var still finds a state directory computed from a variable, and says
+	// that the plan keeps the values it was made with.
+	if _, _, stderr := runMain(t, "-chdir="+dir, "apply", "-var", "ctx=30000", filepath.Join(dir, "saved.plan")); !strings.Contains(stderr, "Warning: -var and -var-file with a saved plan") {
+		t.Errorf("apply -var FILE:\n%s", stderr)
+	}
+}
