@@ -9,6 +9,7 @@ import (
 	"github.com/roofline/roofline/internal/config"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/plan"
+	"github.com/roofline/roofline/internal/proxy"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/suggest"
 	"github.com/roofline/roofline/internal/views"
@@ -55,7 +56,8 @@ func runStatus(m *Meta, args []string) int {
 	}
 	cals, _ := state.ReadCalibrations(b.stateDir) // unreadable: no prediction column
 	observe := func(s *state.Server) *plan.Observation { return obs.Observe(context.Background(), s) }
-	rows := views.StatusRows(st, observe, snap, cals)
+	serving := func(name string) int { return proxy.BackendPort(b.stateDir, name) }
+	rows := views.StatusRows(st, observe, snap, cals, serving)
 	code := ExitOK
 	for _, r := range rows {
 		if r.Unhealthy() {

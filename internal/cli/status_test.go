@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/roofline/roofline/internal/proxy"
 	"github.com/roofline/roofline/internal/state"
 	"github.com/roofline/roofline/internal/state/statetest"
 )
@@ -31,6 +33,27 @@ func TestStatusDuringRollout(t *testing.T) {
 	code, out, _ = runMain(t, "-chdir="+dir, "status", "-json")
 	if code != ExitUnhealthy || !strings.Contains(out, `"instance": "old"`) || !strings.Contains(out, `"instance": "new"`) {
 		t.Fatalf("json: exit %d\n%s", code, out)
+	}
+
+	// An apply killed after the proxy switched, before the state said so:
+	// the new instance serves and the old one drains; status says what the
+	// proxy does, not "old, serving".
+	s.BackendPort, old.BackendPort = 41537, 41524
+	if err := sm.Write(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(proxy.Dir(filepath.Join(dir, ".state")), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := proxy.WriteTarget(proxy.TargetFile(filepath.Join(dir, ".state"), "web"), proxy.TargetLine(41537, "vllm", "0.16.0")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runMain(t, "-chdir="+dir, "-no-color", "status")
+	if code != ExitUnhealthy || !strings.Contains(out, "web (old, draining)") || !strings.Contains(out, "web (new, serving)") {
+		t.Fatalf("after the switch: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if _, out, _ = runMain(t, "-chdir="+dir, "status", "-json"); !strings.Contains(out, `"instance": "new",`) || strings.Count(out, `"serves": true`) != 1 {
+		t.Fatalf("json after the switch:\n%s", out)
 	}
 }
 

@@ -19,7 +19,11 @@ type StatusRow struct {
 	// "previous" for the instance a finished rollout keeps for rollback
 	// (lifecycle { keep_previous }), before the server's own row (the
 	// last row of a name is the server, as during a rollout).
-	Instance    string     `json:"instance,omitempty"`
+	Instance string `json:"instance,omitempty"`
+	// Serves marks, during a rollout, the instance the proxy sends
+	// requests to when it is the new one: an apply killed after the
+	// switch, before the state recorded it (the old one drains).
+	Serves      bool       `json:"serves,omitempty"`
 	Engine      string     `json:"engine"`
 	EngineKind  string     `json:"engine_kind"`
 	Version     string     `json:"engine_version"`
@@ -44,6 +48,8 @@ type StatusRow struct {
 	// NVML reports it (0 when the inventory lists none of them).
 	GPUMemoryBytes uint64 `json:"gpu_memory_bytes"`
 	LogPath        string `json:"log_path"`
+	// draining: an old instance whose new one Serves.
+	draining bool
 }
 
 // Footprint is a server's GPU memory in status -json: measured from its log
@@ -75,7 +81,9 @@ func (r StatusRow) Unhealthy() bool {
 // instance it replaced.
 // observe says what runs of an instance; snap (nil: none) gives the GPU
 // memory its processes hold, cals (nil: none) how its start was predicted.
-func StatusRows(st *state.File, observe func(*state.Server) *plan.Observation, snap *gpu.Snapshot, cals *state.Calibrations) []StatusRow {
+// serving (nil: unknown) is the backend port the proxy of a server sends
+// requests to.
+func StatusRows(st *state.File, observe func(*state.Server) *plan.Observation, snap *gpu.Snapshot, cals *state.Calibrations, serving func(name string) int) []StatusRow {
 	rows := []StatusRow{}
 	for _, name := range st.Names() {
 		s := st.Servers[name]
@@ -98,8 +106,9 @@ func StatusRows(st *state.File, observe func(*state.Server) *plan.Observation, s
 		}
 		if old != nil {
 			r.Instance = "new"
+			r.Serves = serving != nil && s.BackendPort != 0 && serving(name) == s.BackendPort
 			or := statusRow(name, old, s.Port, observe(old), snap)
-			or.Instance = "old"
+			or.Instance, or.draining = "old", r.Serves
 			rows = append(rows, or)
 		}
 		rows = append(rows, r)
@@ -206,12 +215,16 @@ func (s StatusHuman) Rows(rows []StatusRow) {
 
 // rowName is the server's name, marked during a rollout.
 func rowName(r StatusRow) string {
-	switch r.Instance {
-	case "old":
+	switch {
+	case r.Instance == "old" && r.draining:
+		return r.Name + " (old, draining)"
+	case r.Instance == "old":
 		return r.Name + " (old, serving)"
-	case "new":
+	case r.Instance == "new" && r.Serves:
+		return r.Name + " (new, serving)"
+	case r.Instance == "new":
 		return r.Name + " (new, rolling out)"
-	case "previous":
+	case r.Instance == "previous":
 		return r.Name + " (previous, for rollback)"
 	}
 	return r.Name

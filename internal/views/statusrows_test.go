@@ -65,7 +65,7 @@ func TestStatusRows(t *testing.T) {
 			if !c.snap {
 				s = nil
 			}
-			rows := StatusRows(st, observe, s, c.cals)
+			rows := StatusRows(st, observe, s, c.cals, nil)
 			if len(rows) != len(c.want) {
 				t.Fatalf("%d rows, want %d: %+v", len(rows), len(c.want), rows)
 			}
