@@ -127,6 +127,12 @@ func makePlan(m *Meta, o *planOptions, mode plan.Mode, lockOp string) (*plan.Pla
 	}
 	cfg := b.cfg
 	if o.addImport != nil {
+		if cfg.Servers[o.addImport.To] == nil {
+			// Before -target (which import sets) names a missing server.
+			m.view().ImportRefused(o.addImport.To, state.ServerAddr(o.addImport.To), o.addImport.ID.String(), false)
+			unlock()
+			return nil, nil, nil, nil, false
+		}
 		cfg.Imports = append(cfg.Imports, o.addImport)
 	}
 	targets, replaces, ok := o.serverNames(m, cfg, st)

@@ -54,3 +54,24 @@ func TestSavedPlanRefusesPlanningFlags(t *testing.T) {
 		t.Errorf("apply -var FILE:\n%s", stderr)
 	}
 }
+
+// TestImportToAnUndeclaredServer: import to a server the configuration does
+// not declare says so and how to write its block; it said "-target=
+// server.nope: no such server", a flag the user never typed.
+func TestImportToAnUndeclaredServer(t *testing.T) {
+	old := selfExecutable
+	selfExecutable = func() (string, error) { return "/bin/false", nil }
+	t.Cleanup(func() { selfExecutable = old })
+	inv, _ := filepath.Abs("../../examples/rehearsal/gpus.json")
+	src, err := os.ReadFile("../../examples/single-gpu-vllm/main.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.hcl"), string(src))
+	code, stdout, stderr := runMain(t, "-chdir="+dir, "import", "-inventory="+inv, "server.nope", "port:41999")
+	if code != ExitError || strings.Contains(stderr, "-target") || !strings.Contains(stderr, "Import to a server not in the configuration") ||
+		!strings.Contains(stderr, "import -generate-config-out=FILE server.nope port:41999") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+}
