@@ -51,7 +51,9 @@ func TestRealLifecycle(t *testing.T) {
 
 	// Host networking: the engine answers on the host's port; it read the
 	// model through the read-only mount.
-	deadline := time.Now().Add(30 * time.Second)
+	// Seconds on a quiet machine; CI starts containers beside every other
+	// package on two cores.
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/health", port))
 		if err == nil {
@@ -62,7 +64,7 @@ func TestRealLifecycle(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			st, _ := d.Check(ctx, p, "", "")
-			t.Fatalf("no healthy engine after 30s (%+v); log:\n%s", st, readLog(t, spec.LogPath))
+			t.Fatalf("no healthy engine after 2 minutes (%+v); log:\n%s", st, readLog(t, spec.LogPath))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
