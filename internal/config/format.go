@@ -1,6 +1,8 @@
 package config
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,6 +23,9 @@ func FormatFiles(targets []string, recursive bool) ([]string, error) {
 	var files []string
 	for _, t := range targets {
 		info, err := os.Stat(t)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no file or directory at %s", t)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -86,5 +87,14 @@ func TestFormatFile(t *testing.T) {
 	}
 	if _, _, _, err := FormatFile(fifo); !fsx.IsNotRegular(err) {
 		t.Errorf("a FIFO: %v", err)
+	}
+}
+
+// TestFormatFilesMissingTarget: a target that is not there is said as
+// Terraform says it, not as Go's "stat nope.hcl: no such file or directory".
+func TestFormatFilesMissingTarget(t *testing.T) {
+	_, err := FormatFiles([]string{filepath.Join(t.TempDir(), "nope.hcl")}, false)
+	if err == nil || !strings.HasPrefix(err.Error(), "no file or directory at ") || strings.Contains(err.Error(), "stat ") {
+		t.Fatalf("error %v", err)
 	}
 }
