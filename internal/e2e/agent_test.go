@@ -262,7 +262,10 @@ func TestAgentRefusals(t *testing.T) {
 // TestAgentRestartsUnhealthyEngine: an engine whose /health turns 503 while
 // its process stays (unhealthy_after) is replaced.
 func TestAgentRestartsUnhealthyEngine(t *testing.T) {
-	e := newEnv(t, agentConfig(`ROOFLINE_REHEARSAL_FAIL = "unhealthy_after=3s"`))
+	// Long enough for apply's gates (and the replacement's) to pass before
+	// /health turns 503, even on a loaded machine.
+	const unhealthyAfter = 8 * time.Second
+	e := newEnv(t, agentConfig(fmt.Sprintf(`ROOFLINE_REHEARSAL_FAIL = "unhealthy_after=%s"`, unhealthyAfter)))
 	e.mustRun(0, "apply", "-auto-approve")
 	old := e.status()["a"].PID
 	started := time.Now()
@@ -274,7 +277,7 @@ func TestAgentRestartsUnhealthyEngine(t *testing.T) {
 		return ok
 	})
 	t.Logf("unhealthy from %s after apply; replaced and healthy %s after the agent started (new pid %d)",
-		3*time.Second, (time.Since(started)).Round(time.Millisecond), pid)
+		unhealthyAfter, (time.Since(started)).Round(time.Millisecond), pid)
 	if isAlive(old) {
 		t.Errorf("the unhealthy engine (pid %d) still runs after its replacement", old)
 	}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/roofline/roofline/internal/testnet"
 )
 
 func TestStatusFileOf(t *testing.T) {
@@ -56,7 +58,10 @@ func TestTargetLineAndBackendPort(t *testing.T) {
 }
 
 func TestFreePort(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// Below the ephemeral range (testnet): no connection of another test
+	// takes a port of the range below it as its source port between
+	// FreePort's answer and the check of it.
+	ln, err := net.Listen("tcp", testnet.FreeAddr(t))
 	if err != nil {
 		t.Fatal(err)
 	}
