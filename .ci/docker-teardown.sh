@@ -31,6 +31,10 @@ if [ -f "$ROOT/dockerd.ours" ]; then
   ids=$(docker ps -aq --filter label=roofline.managed=true 2>/dev/null)
   if [ -n "$ids" ]; then
     echo "docker-teardown: removing containers the tests left: $(echo $ids)"
+    # Which test left each: a probe's throwaway container, or a server's
+    # (named by its state directory, which names the test).
+    docker ps -a --filter label=roofline.managed=true \
+      --format '  {{.ID}} {{.Status}} probe={{.Label "roofline.probe"}} {{.Label "roofline.server"}} {{.Label "roofline.state_dir"}}' 2>/dev/null
     docker rm -f $ids >/dev/null
   fi
   stop "$ROOT/dockerd.pid"
