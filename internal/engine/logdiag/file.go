@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
+
+	"github.com/roofline/roofline/internal/fsx"
 )
 
 // ClassifyFile classifies the log at path ("-" is stdin, which may be nil
@@ -19,7 +20,9 @@ func (c *Classifier) ClassifyFile(path string, stdin io.Reader) (Diagnosis, erro
 		}
 		r = stdin
 	} else {
-		f, err := os.Open(path)
+		// A regular file only: a device (/dev/zero) would be read
+		// forever, a FIFO block the open.
+		f, _, err := fsx.OpenRegular(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return Diagnosis{}, fmt.Errorf("no log file at %s.\n\nCheck the path; apply writes each server's log to <state_dir>/logs/SERVER.log", path)
 		}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -14,6 +15,10 @@ func TestClassifyFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	unreadable := t.TempDir() // a folder opens, and fails on read
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name      string
 		path      string
@@ -25,7 +30,10 @@ func TestClassifyFile(t *testing.T) {
 		{name: "stdin", path: "-", stdin: strings.NewReader(string(data)), wantClass: "kv_too_small"},
 		{name: "no stdin", path: "-", wantErr: "no standard input to read the log from"},
 		{name: "missing", path: filepath.Join(t.TempDir(), "x.log"), wantErr: "no log file at "},
-		{name: "a folder", path: unreadable, wantErr: "cannot read the log " + unreadable + ": "},
+		{name: "a folder", path: unreadable, wantErr: "cannot read the log: " + unreadable + " is a directory, not a regular file"},
+		// A device or a FIFO is refused at once; /dev/zero was read forever.
+		{name: "a device", path: "/dev/zero", wantErr: "cannot read the log: /dev/zero is "},
+		{name: "a fifo", path: fifo, wantErr: "cannot read the log: " + fifo + " is "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var d Diagnosis
