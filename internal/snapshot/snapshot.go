@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"time"
@@ -281,7 +280,9 @@ const maxSize = 64 << 20
 
 // Read reads a snapshot file and checks its version.
 func Read(path string) (*File, error) {
-	fh, err := os.Open(path)
+	// A regular file only: a FIFO would block the open, a device be read
+	// as garbage.
+	fh, _, err := fsx.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -103,5 +104,27 @@ func TestSave(t *testing.T) {
 	}
 	if err := f.Save(filepath.Join(t.TempDir(), "missing", "s.json")); err == nil || !strings.Contains(err.Error(), "writing the snapshot") {
 		t.Errorf("Save into a missing directory: %v", err)
+	}
+}
+
+// TestReadRefusesDevicesAndFIFOs: plan -snapshot=FILE refuses what is not a
+// regular file at once: a FIFO blocked the open forever, /dev/zero read as
+// "invalid character '\x00'".
+func TestReadRefusesDevicesAndFIFOs(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{fifo, "/dev/zero"} {
+		done := make(chan error, 1)
+		go func() { _, err := Read(path); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("Read(%s) = %v", path, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Read(%s) did not return in 10 s", path)
+		}
 	}
 }
