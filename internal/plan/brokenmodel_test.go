@@ -69,3 +69,47 @@ server "long" {
 		t.Errorf("detail %q", d)
 	}
 }
+
+// TestTruncatedShardNamedOnce: a cut-short shard is named once in its
+// error ("model-00002-of-00002.safetensors: model-00002-of-00002.safetensors:
+// header length ..." named it twice).
+func TestTruncatedShardNamedOnce(t *testing.T) {
+	dir := filepath.Join(models, "truncated-shard")
+	if err := modeltest.Write(dir, modeltest.Qwen3_8B); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	shards, _ := filepath.Glob(filepath.Join(dir, "*.safetensors"))
+	if len(shards) == 0 {
+		t.Fatal("no shards")
+	}
+	last := shards[len(shards)-1]
+	if err := os.Truncate(last, 1000); err != nil {
+		t.Fatal(err)
+	}
+	p := run(t, tc{hcl: `
+model "cut" {
+  path = "truncated-shard"
+}
+
+server "s" {
+  engine = engine.vllm_016
+  model  = model.cut
+  gpus   = [0]
+  port   = 8000
+}
+`})
+	name := filepath.Base(last)
+	found := false
+	for _, d := range p.Diagnostics {
+		if strings.Contains(d.Detail, name) {
+			found = true
+			if strings.Count(d.Detail, name) != 1 {
+				t.Errorf("%s: %s", d.Summary, d.Detail)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no diagnostic names %s: %q", name, summaries(p))
+	}
+}

@@ -558,7 +558,7 @@ func (pl *planner) engineAndModelChecks() {
 				sev = hcl.DiagWarning
 			}
 			detail := pr.Detail
-			if pr.File != "" {
+			if pr.File != "" && !strings.HasPrefix(detail, pr.File+":") {
 				detail = pr.File + ": " + detail
 			}
 			pl.diag(sev, ptr(m.Range("path")), pr.Summary, "Model %q: %s", m.Name, strings.TrimPrefix(detail, ": "))

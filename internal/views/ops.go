@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/roofline/roofline/internal/state"
@@ -17,7 +18,12 @@ func (v *View) Moved(from, to string, pid int, moveErr error) {
 	if moveErr != nil {
 		v.Warnf("the state records server.%s, but not every file moved: %v", to, moveErr)
 	}
-	fmt.Fprintf(v.Out, "Rename the block in the configuration to match (server %q), or add a moved block; otherwise the next plan destroys server.%s and creates server.%s.\n", to, to, from)
+	block := fmt.Sprintf("server %q", to)
+	if base, key, ok := strings.Cut(to, "["); ok {
+		// An instance of a repeated block: its block has the base name.
+		block = fmt.Sprintf("instance [%s of server %q, with count or for_each", key, base)
+	}
+	fmt.Fprintf(v.Out, "Rename the block in the configuration to match (%s), or add a moved block; otherwise the next plan destroys server.%s and creates server.%s.\n", block, to, from)
 }
 
 // RolledBack reports roofline rollback: the instance that serves again,

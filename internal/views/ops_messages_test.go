@@ -19,6 +19,11 @@ func TestOpsMessages(t *testing.T) {
 			"Error: Invalid source address\n\nserver.qwen is not in the state. Did you mean \"qwen3\"? Nothing was moved.\n"},
 		{"move: target taken", func(v *View) { v.MoveRefused("a", "b", false, []string{"a", "b"}) }, "",
 			"Error: Invalid target address\n\nserver.b is already in the state; roofline state rm it first, or choose another name. Nothing was moved.\n"},
+		{"moved", func(v *View) { v.Moved("a", "b", 7, nil) }, "Move \"server.a\" to \"server.b\"\nSuccessfully moved 1 object(s).\nIts process (pid 7) was not touched.\n" +
+			"Rename the block in the configuration to match (server \"b\"), or add a moved block; otherwise the next plan destroys server.b and creates server.a.\n", ""},
+		// An instance of a repeated block is not a block name: server "web[0]" is no block to write.
+		{"moved to an instance", func(v *View) { v.Moved("a", "web[0]", 7, nil) }, "Move \"server.a\" to \"server.web[0]\"\nSuccessfully moved 1 object(s).\nIts process (pid 7) was not touched.\n" +
+			"Rename the block in the configuration to match (instance [0] of server \"web\", with count or for_each), or add a moved block; otherwise the next plan destroys server.web[0] and creates server.a.\n", ""},
 		{"move: dry run", func(v *View) { v.WouldMove("a", "b") }, "Would move server.a to server.b; its process is not touched.\n", ""},
 		{"lock held", func(v *View) { v.LockFailed(fmt.Errorf("wrapped: %w", &state.LockError{})) }, "",
 			"Error: Error acquiring the state lock\n\nwrapped: " + (&state.LockError{}).Error() + "\n"},
