@@ -86,7 +86,7 @@ func startAgentIn(tb testing.TB, dir string, args ...string) *agentProc {
 	}
 	go func() { _ = a.cmd.Wait(); close(a.done) }()
 	tb.Cleanup(a.stop)
-	a.waitFor(30*time.Second, "its first observation", func() bool {
+	a.waitFor(60*time.Second, "its first observation", func() bool {
 		code, _ := a.get("/healthz")
 		return code == 200
 	})
@@ -347,7 +347,7 @@ func TestAgentKilledLeavesNoOrphan(t *testing.T) {
 	old := e.status()["a"].PID
 	a := e.startAgent()
 	_ = syscall.Kill(-old, syscall.SIGKILL)
-	a.waitFor(30*time.Second, "a restart in progress", func() bool {
+	a.waitFor(60*time.Second, "a restart in progress", func() bool {
 		return strings.Contains(a.logText(), "server.a: Creating...")
 	})
 	time.Sleep(300 * time.Millisecond) // inside the engine's 2 s load
@@ -376,7 +376,7 @@ func TestApplyDuringAgentRestart(t *testing.T) {
 	old := e.status()["a"].PID
 	a := e.startAgent()
 	_ = syscall.Kill(-old, syscall.SIGKILL)
-	a.waitFor(30*time.Second, "a restart in progress", func() bool {
+	a.waitFor(60*time.Second, "a restart in progress", func() bool {
 		return strings.Contains(a.logText(), "server.a: Creating...")
 	})
 	start := time.Now()
@@ -551,7 +551,7 @@ func TestAgentNeverAppliesNewConfiguration(t *testing.T) {
 	e.write(strings.Replace(agentConfig(""), "max_model_len = 32768", "max_model_len = 16384", 1))
 	a := e.startAgent()
 	_ = syscall.Kill(-old, syscall.SIGKILL)
-	a.waitFor(30*time.Second, "the agent's refusal", func() bool {
+	a.waitFor(60*time.Second, "the agent's refusal", func() bool {
 		return strings.Contains(a.logText(), "its configuration changed since the last apply")
 	})
 	refused := time.Now()

@@ -85,7 +85,7 @@ func startByHand(t *testing.T, args []string, envv map[string]string, port int, 
 	} else {
 		go func() { _, _ = bufio.NewReader(out).WriteTo(io_discard{}) }()
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // seconds, but CI's two cores are shared
 	for time.Now().Before(deadline) {
 		if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/health", port)); err == nil {
 			resp.Body.Close()
