@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/roofline/roofline/internal/model/modeltest"
+	"github.com/roofline/roofline/internal/state"
 )
 
 // TestBrokenConfigJSONIsOneError: a model folder whose config.json is cut
@@ -111,5 +112,47 @@ server "s" {
 	}
 	if !found {
 		t.Fatalf("no diagnostic names %s: %q", name, summaries(p))
+	}
+}
+
+// TestOverlapCountsTheOldInstancesOwnClaim: during a create-before-destroy
+// rollout the old instance holds what it claimed at its start (the state's
+// claim_bytes), not the new share: raising gpu_memory_utilization from 0.45
+// to 0.52 fits beside it (it was planned with downtime, counted as 2 × 0.52),
+// and lowering it from 0.6 to 0.45 does not (it was planned without, and the
+// new engine could not have started).
+func TestOverlapCountsTheOldInstancesOwnClaim(t *testing.T) {
+	server := func(util string) string {
+		return `
+server "qwen" {
+  engine                 = engine.vllm_016
+  model                  = model.qwen
+  gpus                   = [0]
+  port                   = 8000
+  max_model_len          = 8192
+  gpu_memory_utilization = ` + util + `
+  lifecycle {
+    create_before_destroy = true
+  }
+}
+`
+	}
+	for _, tt := range []struct {
+		from, to string
+		want     Action
+	}{
+		{"0.45", "0.52", CreateThenDelete},
+		{"0.6", "0.45", DeleteThenCreate},
+	} {
+		t.Run(tt.from+" to "+tt.to, func(t *testing.T) {
+			first := run(t, tc{hcl: server(tt.from)})
+			st, obs := stateFrom(first)
+			st.Servers["qwen"].ClaimBytes = first.Change("qwen").After.ClaimBytes
+			st.Servers["qwen"].Proxy = &state.Instance{Driver: state.DriverProcess, PID: 4000}
+			c := run(t, tc{hcl: server(tt.to), prior: st, observed: obs}).Change("qwen")
+			if c.Action != tt.want {
+				t.Fatalf("action %q, want %q (%s)", c.Action.Symbol(), tt.want.Symbol(), c.Downtime)
+			}
+		})
 	}
 }

@@ -299,7 +299,10 @@ func (pl *planner) claimBytes(name string, g int) uint64 {
 // oldClaim estimates what the running instance holds on GPU g: its
 // recorded prediction's share, else the same as the new one.
 func (pl *planner) oldClaim(c *Change, g int) uint64 {
-	return pl.claimBytes(c.Name, g)
+	if c.Before != nil && c.Before.ClaimBytes > 0 {
+		return c.Before.ClaimBytes // what it claimed at its start, per GPU
+	}
+	return pl.claimBytes(c.Name, g) // a state from before claim_bytes
 }
 
 // overlapPortOK: two instances of one server cannot bind one port, so a
