@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"errors"
 	"io"
 	"os"
 	"slices"
@@ -175,7 +176,15 @@ func Main(args []string, streams Streams) int {
 			defer os.Chdir(wd)
 		}
 		if err := os.Chdir(m.Chdir); err != nil {
-			m.view().Errorf("-chdir=%s: %v", m.Chdir, err)
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // without Go's "chdir DIR:"
+			}
+			if os.IsNotExist(err) {
+				m.view().Errorf("-chdir=%s: no such directory", m.Chdir)
+			} else {
+				m.view().Errorf("-chdir=%s: %v", m.Chdir, err)
+			}
 			return ExitError
 		}
 	}
@@ -318,6 +327,9 @@ func parseFlags(m *Meta, fs *pflag.FlagSet, args []string) bool {
 				bad = bad[i+4:]
 			}
 			msg = "unknown flag " + bad + "." + suggest.DidYouMeanFlag(strings.TrimLeft(bad, "-"), names)
+			if n, _, _ := strings.Cut(strings.TrimLeft(bad, "-"), "="); n == "chdir" {
+				msg = "-chdir is a global option: put it before the command: roofline -chdir=DIR " + fs.Name()
+			}
 		}
 		m.view().UsageError(fs.Name(), msg)
 		return false

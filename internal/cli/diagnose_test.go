@@ -182,3 +182,18 @@ func TestUnknownGlobalFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobalFlagAfterTheCommand: -chdir after the command says where it
+// goes (it said only "unknown flag -chdir=w."), and a -chdir that is not a
+// directory says so without Go's "chdir nope:".
+func TestGlobalFlagAfterTheCommand(t *testing.T) {
+	code, out, errs := runMain(t, "plan", "-chdir=w")
+	if code != ExitError || out != "" || !strings.Contains(errs, "-chdir is a global option: put it before the command: roofline -chdir=DIR plan") {
+		t.Errorf("plan -chdir=w: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	missing := filepath.Join(t.TempDir(), "nope")
+	code, _, errs = runMain(t, "-chdir="+missing, "plan")
+	if code != ExitError || !strings.Contains(errs, "-chdir="+missing+": no such directory") || strings.Contains(errs, "chdir "+missing) {
+		t.Errorf("-chdir=nope: exit %d, stderr %q", code, errs)
+	}
+}
