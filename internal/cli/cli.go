@@ -330,6 +330,14 @@ func parseFlags(m *Meta, fs *pflag.FlagSet, args []string) bool {
 			if n, _, _ := strings.Cut(strings.TrimLeft(bad, "-"), "="); n == "chdir" {
 				msg = "-chdir is a global option: put it before the command: roofline -chdir=DIR " + fs.Name()
 			}
+			for _, a := range args {
+				if strings.TrimLeft(a, "-") == strings.TrimLeft(bad, "-") {
+					if from := envargs.Origin(fs.Name(), a); from != "" {
+						msg += " It comes from " + from + "."
+					}
+					break
+				}
+			}
 		}
 		m.view().UsageError(fs.Name(), msg)
 		return false

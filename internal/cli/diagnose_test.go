@@ -197,3 +197,18 @@ func TestGlobalFlagAfterTheCommand(t *testing.T) {
 		t.Errorf("-chdir=nope: exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestUnknownFlagFromTheEnvironment: a bad flag that ROOFLINE_CLI_ARGS or
+// ROOFLINE_CLI_ARGS_<command> added says where it comes from (the user
+// never typed it).
+func TestUnknownFlagFromTheEnvironment(t *testing.T) {
+	t.Setenv("ROOFLINE_CLI_ARGS_state_list", "-bogus")
+	code, _, errs := runMain(t, "state", "list")
+	if code != ExitError || !strings.Contains(errs, "unknown flag -bogus.") || !strings.Contains(errs, "It comes from ROOFLINE_CLI_ARGS_state_list.") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+	t.Setenv("ROOFLINE_CLI_ARGS_state_list", "")
+	if _, _, errs := runMain(t, "state", "list", "-bogus"); strings.Contains(errs, "It comes from") {
+		t.Errorf("a typed flag is said to come from the environment: %q", errs)
+	}
+}

@@ -30,6 +30,25 @@ func For(command string) ([]string, error) {
 	return out, nil
 }
 
+// Origin names the variable (ROOFLINE_CLI_ARGS or ROOFLINE_CLI_ARGS_<command>)
+// that adds the word arg to command's arguments, "" when none does: an
+// error about it then says where it comes from.
+func Origin(command, arg string) string {
+	specific := "ROOFLINE_CLI_ARGS_" + strings.NewReplacer(" ", "_", "-", "_").Replace(command)
+	for _, name := range []string{specific, "ROOFLINE_CLI_ARGS"} {
+		words, err := Split(os.Getenv(name))
+		if err != nil {
+			continue
+		}
+		for _, w := range words {
+			if w == arg {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
 // Split splits s as a POSIX shell splits words: blanks separate, single
 // quotes keep everything, double quotes keep all but \" and \\.
 func Split(s string) ([]string, error) {
