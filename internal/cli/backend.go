@@ -4,7 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/roofline/roofline/internal/config"
@@ -143,6 +145,15 @@ func (p prober) Probe(ctx context.Context, e *config.Engine) (*engine.Installed,
 	return engine.Probe(ctx, e, probeRunner(), p.cacheDir, p.refresh)
 }
 
+// lockInterrupts delivers SIGINT and SIGTERM while lock waits (tests
+// stand in a channel); the returned func stops the delivery, after which
+// the signals act as before.
+var lockInterrupts = func() (<-chan os.Signal, func()) {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+	return c, func() { signal.Stop(c) }
+}
+
 // lock takes the state lock for op, shared (for reading) or exclusive,
 // waiting up to timeout.
 func (b *backend) lock(m *Meta, op string, timeout time.Duration, shared bool) (unlock func(), ok bool) {
@@ -152,12 +163,33 @@ func (b *backend) lock(m *Meta, op string, timeout time.Duration, shared bool) (
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	// Ctrl-C during a -lock-timeout wait ends it, and says so.
+	sigs, stopSigs := lockInterrupts()
+	interrupted := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			close(interrupted)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	var id string
 	var err error
 	if shared {
 		id, err = b.states.LockShared(ctx)
 	} else {
 		id, err = b.states.Lock(ctx, state.NewLockInfo(op))
+	}
+	stopSigs()
+	select {
+	case <-interrupted:
+		if err == nil {
+			_ = b.states.Unlock(id)
+		}
+		m.view().Errorf("Interrupted while waiting for the state lock: nothing was done.")
+		return nil, false
+	default:
 	}
 	if err != nil {
 		m.view().LockFailed(err)
