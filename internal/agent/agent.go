@@ -377,6 +377,9 @@ func (a *Agent) decide(set Settings, now time.Time, s *state.Server, t *tracker,
 		if r.Detail != "" {
 			req.Reason += " (" + r.Detail + ")"
 		}
+	case r.ProxyGone:
+		// Not a hang: a new proxy, at once, and never a Replace.
+		req.Reason = r.Detail
 	case s.Status == state.StatusStarting:
 		// Either an apply runs (the restarter waits for its lock and then
 		// finds it ready) or one was interrupted before its gates.

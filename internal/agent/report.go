@@ -19,6 +19,9 @@ import (
 // the CLI fills it with the same observer plan's refresh uses.
 type Observation struct {
 	Alive bool
+	// ProxyGone: the engine runs but its proxy (the public port) is gone;
+	// the agent has a new proxy started, never the engine restarted.
+	ProxyGone bool
 	// Healthy is /health's answer; nil when not probed (not ready yet).
 	Healthy *bool
 	Detail  string
@@ -51,6 +54,8 @@ type ServerReport struct {
 	PID    int    `json:"pid,omitempty"`
 	Port   int    `json:"port"`
 	Alive  bool   `json:"alive"`
+	// ProxyGone: the engine runs, its proxy does not.
+	ProxyGone bool `json:"proxy_gone,omitempty"`
 	// Healthy is /health's answer (nil: not probed); Generation the last
 	// short generation's (nil: not run yet).
 	Healthy    *bool  `json:"healthy"`
@@ -104,7 +109,7 @@ func observeAll(ctx context.Context, st *state.File, obs Observer, gen Generator
 func observeOne(ctx context.Context, s *state.Server, obs Observer, gen Generator, generate bool) ServerReport {
 	r := ServerReport{Name: s.Name, Status: s.Status, PID: s.PID, Port: s.Port}
 	o := obs.Observe(ctx, s)
-	r.Alive, r.Healthy, r.Detail = o.Alive, o.Healthy, o.Detail
+	r.Alive, r.ProxyGone, r.Healthy, r.Detail = o.Alive, o.ProxyGone, o.Healthy, o.Detail
 	if generate && gen != nil && r.Alive && s.Status == state.StatusReady && (r.Healthy == nil || *r.Healthy) {
 		ok := true
 		if err := gen.Generate(ctx, s); err != nil {
@@ -149,6 +154,8 @@ func driftOf(s *state.Server, r ServerReport) string {
 		return "its last start failed; nothing serves"
 	case !r.Alive:
 		return "the process is gone"
+	case r.ProxyGone:
+		return "the proxy is gone; the engine runs"
 	case s.Status == state.StatusStarting:
 		return "started but not past its gates"
 	case s.Status == state.StatusStopping:

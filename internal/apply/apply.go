@@ -328,7 +328,12 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 			a.mu.Lock()
 			s := a.st.Server(c.Name).Clone()
 			a.mu.Unlock()
-			limits := s != nil && s.Proxy != nil && c.After.Proxy && !s.ProxyLimits.Equal(c.After.ProxyLimits)
+			newProxy, err := a.replaceLostProxy(ctx, c, s)
+			if err != nil {
+				addErr(err)
+				continue
+			}
+			limits := !newProxy && s != nil && s.Proxy != nil && c.After.Proxy && !s.ProxyLimits.Equal(c.After.ProxyLimits)
 			if limits {
 				if err := a.Proxies.SetLimits(ctx, c.Name, s.Proxy, c.After.ProxyLimits); err != nil {
 					addErr(&ServerError{Addr: c.Addr, Phase: "proxy", Err: fmt.Errorf("new proxy limits: %w; the proxy and the engine keep running as they were", err)})
@@ -352,6 +357,12 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 				detail := "gate settings recorded"
 				if limits {
 					detail = "the proxy's new limits are in force (no restart)"
+				}
+				if newProxy {
+					a.mu.Lock()
+					now := a.st.Server(c.Name)
+					a.mu.Unlock()
+					detail = fmt.Sprintf("a new proxy (pid %d) serves port %d; the engine (pid %d) was not restarted", now.Proxy.PID, now.Port, now.PID)
 				}
 				if c.Before != nil && c.Before.Deposed != nil {
 					detail = fmt.Sprintf("old instance (pid %d) stopped", c.Before.Deposed.PID)
@@ -775,6 +786,25 @@ func targetFor(host string, port int, d *plan.Desired) Target {
 		host = "127.0.0.1"
 	}
 	return Target{BaseURL: "http://" + net.JoinHostPort(host, strconv.Itoa(port)), Model: d.Model.ServedName, Engine: d.Engine.Kind, Version: d.Engine.Version}
+}
+
+// replaceLostProxy starts a new proxy in front of the engine of s when its
+// proxy is gone and the engine runs (plan's "the proxy is gone" update).
+// The engine is never stopped here: it holds the weights, and a new proxy
+// takes seconds. It reports whether it started one.
+func (a *Applier) replaceLostProxy(ctx context.Context, c *plan.Change, s *state.Server) (bool, error) {
+	if s == nil || s.Proxy == nil || !c.After.Proxy || s.BackendPort == 0 || a.alive(ctx, *s.Proxy) || !a.alive(ctx, s.Instance) {
+		return false, nil
+	}
+	key, err := APIKey(c.After)
+	if err != nil {
+		return false, &ServerError{Addr: c.Addr, Phase: "proxy", Err: fmt.Errorf("%w; the engine (pid %d) keeps running on 127.0.0.1:%d, with no proxy in front", err, s.PID, s.BackendPort)}
+	}
+	a.Secrets.Add(key)
+	if err := a.ensureProxy(ctx, s, c.After, s.BackendPort, key); err != nil {
+		return false, &ServerError{Addr: c.Addr, Phase: "proxy", Err: fmt.Errorf("starting a new proxy on port %d: %w; the engine (pid %d) keeps running on 127.0.0.1:%d, and the state records it", s.Port, err, s.PID, s.BackendPort)}
+	}
+	return true, nil
 }
 
 // ensureProxy starts the server's proxy if it has none, or points the one

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -727,4 +728,70 @@ func environOf(t *testing.T, pid int) map[string]string {
 		}
 	}
 	return out
+}
+
+// TestLostProxyRestartsOnlyTheProxy: the proxy in front of an engine dies
+// (SIGKILL) while the engine serves. plan says so and plans an update, not
+// a replacement; apply starts a new proxy and leaves the engine (the same
+// pid) alone; then the agent does the same on its own. A restart of the
+// engine would cost minutes of weight loading on a real GPU.
+func TestLostProxyRestartsOnlyTheProxy(t *testing.T) {
+	e := newEnv(t, strings.Replace(agentConfig(""), "max_model_len = 32768\n", "max_model_len = 32768\n  lifecycle {\n    create_before_destroy = true\n  }\n", 1))
+	e.mustRun(0, "apply", "-auto-approve")
+	read := func() *state.Server {
+		t.Helper()
+		st, err := state.NewFilesystem(filepath.Join(e.dir, ".roofline")).Read()
+		if err != nil || st.Server("a") == nil || st.Server("a").Proxy == nil {
+			t.Fatalf("state: %v %+v", err, st)
+		}
+		return st.Server("a")
+	}
+	s := read()
+	engine, proxy := s.PID, s.Proxy.PID
+	kill := func(pid int) {
+		t.Helper()
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		waitGone(t, pid)
+	}
+
+	kill(proxy)
+	if r := e.run("status"); r.code != 2 || !strings.Contains(r.stdout+r.stderr, "the proxy on port") {
+		t.Errorf("status with the proxy gone (want exit 2, saying why):\n%s", r)
+	}
+	r := e.run("plan", "-detailed-exitcode")
+	if r.code != 2 || !strings.Contains(r.stdout, "the proxy is gone") || !strings.Contains(r.stdout, "update in-place") || strings.Contains(r.stdout, "replace") {
+		t.Fatalf("plan after the proxy died:\n%s", r)
+	}
+	r = e.mustRun(0, "apply", "-auto-approve")
+	if !strings.Contains(r.stdout, "the engine (pid "+strconv.Itoa(engine)+") was not restarted") {
+		t.Errorf("apply:\n%s", r)
+	}
+	s = read()
+	if s.PID != engine || s.Proxy.PID == proxy || s.Proxy.PID == 0 {
+		t.Fatalf("after apply: engine pid %d (was %d), proxy pid %d (was %d)", s.PID, engine, s.Proxy.PID, proxy)
+	}
+	if _, ok := e.serving("a", 0); !ok {
+		t.Fatal("the public port does not serve after apply started a new proxy")
+	}
+	e.mustRun(0, "plan", "-detailed-exitcode")
+
+	// The agent, between applies.
+	proxy = s.Proxy.PID
+	a := e.startAgent()
+	kill(proxy)
+	a.waitFor(60*time.Second, "a new proxy", func() bool {
+		st, err := state.NewFilesystem(filepath.Join(e.dir, ".roofline")).Read()
+		if err != nil || st.Server("a") == nil || st.Server("a").Proxy == nil || st.Server("a").Proxy.PID == proxy {
+			return false
+		}
+		_, ok := e.serving("a", 0)
+		return ok
+	})
+	if s = read(); s.PID != engine {
+		t.Errorf("the agent restarted the engine (pid %d, was %d) for a lost proxy:\n%s", s.PID, engine, a.logText())
+	}
+	if !strings.Contains(a.logText(), "the proxy on port") {
+		t.Errorf("the agent's log does not say the proxy was gone:\n%s", a.logText())
+	}
+	t.Logf("engine pid %d throughout; the agent's new proxy: pid %d\n%s", engine, s.Proxy.PID, a.logText())
 }

@@ -91,12 +91,26 @@ func (o *LiveObserver) observe(ctx context.Context, s *state.Server, inst state.
 // names it: "pid 123", "container 0a1b2c"): its proxy, and a quick health
 // probe once it passed its gates.
 func (o *LiveObserver) serving(ctx context.Context, s *state.Server, who string, pids []int) *Observation {
+	res := &Observation{Alive: true, GPUPids: pids}
+	defer func() {
+		if !res.ProxyGone {
+			return
+		}
+		// Whatever the engine's /health says, nothing answers on the
+		// server's port. The engine is left alone: a new proxy in front
+		// of it takes seconds, a restart of the engine minutes.
+		gone := fmt.Sprintf("the proxy on port %d (pid %d) is gone; the engine (%s) still runs behind it", s.Port, s.Proxy.PID, who)
+		if res.Detail != "" {
+			gone += "; " + res.Detail
+		}
+		unhealthy := false
+		res.Detail, res.Healthy = gone, &unhealthy
+	}()
 	if p := s.Proxy; p != nil && p.Running() {
 		if alive, _, _, err := o.Instances.Read(ctx, *p); err == nil && !alive {
-			return &Observation{Alive: false, Detail: fmt.Sprintf("the proxy on port %d (pid %d) is gone; the engine (%s) is restarted behind a new one", s.Port, p.PID, who), GPUPids: pids}
+			res.ProxyGone = true
 		}
 	}
-	res := &Observation{Alive: true, GPUPids: pids}
 	if s.Proxy != nil && o.ProxyBackend != nil {
 		res.ProxyPort = o.ProxyBackend(s.Name)
 	}

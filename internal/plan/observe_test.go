@@ -82,6 +82,7 @@ func TestLiveObserver(t *testing.T) {
 		detail    string
 		found     bool
 		proxyPort int
+		proxyGone bool
 	}{
 		{name: "failed start", s: &state.Server{Status: state.StatusFailed}, detail: "its last start failed; nothing runs"},
 		{name: "nothing recorded", s: &state.Server{Status: state.StatusStarting, Instance: state.Instance{LaunchID: "none"}}, detail: "no process was recorded"},
@@ -91,8 +92,11 @@ func TestLiveObserver(t *testing.T) {
 		{name: "not observable", o: &LiveObserver{Instances: fakeInstances{readErr: errors.New("docker: no daemon")}}, s: ready(proc(1)), alive: true, detail: "could not be observed: docker: no daemon"},
 		{name: "healthy", s: ready(proc(1)), alive: true, healthy: "true"},
 		{name: "starting: not probed", s: &state.Server{Status: state.StatusStarting, Instance: proc(1)}, alive: true},
+		// The engine is left alone: unhealthy (nothing answers on the
+		// server's port), not gone, so no plan restarts it.
 		{name: "proxy gone", s: func() *state.Server { s := ready(proc(1)); p := proc(8); s.Proxy = &p; return s }(),
-			detail: "the proxy on port " + portStr + " (pid 8) is gone; the engine (pid 1) is restarted behind a new one"},
+			alive: true, healthy: "false", proxyPort: 20001, proxyGone: true,
+			detail: "the proxy on port " + portStr + " (pid 8) is gone; the engine (pid 1) still runs behind it"},
 		{name: "behind its proxy", s: func() *state.Server {
 			s := ready(proc(3))
 			s.Proxy, s.BackendPort, s.Port = &proxyInst, port, 1
@@ -108,7 +112,7 @@ func TestLiveObserver(t *testing.T) {
 		if got.Healthy != nil {
 			h = strconv.FormatBool(*got.Healthy)
 		}
-		if got.Alive != tc.alive || got.Detail != tc.detail || h != tc.healthy || (got.Found != nil) != tc.found || got.ProxyPort != tc.proxyPort {
+		if got.Alive != tc.alive || got.Detail != tc.detail || h != tc.healthy || (got.Found != nil) != tc.found || got.ProxyPort != tc.proxyPort || got.ProxyGone != tc.proxyGone {
 			t.Errorf("%s: alive %v healthy %q found %v proxy %d detail %q\nwant alive %v healthy %q found %v proxy %d detail %q",
 				tc.name, got.Alive, h, got.Found != nil, got.ProxyPort, got.Detail, tc.alive, tc.healthy, tc.found, tc.proxyPort, tc.detail)
 		}

@@ -203,6 +203,11 @@ type Change struct {
 	// Kept is the previous instance the server keeps for rollback, with
 	// the memory it holds and whether this plan stops it.
 	Kept *KeptInstance `json:"kept_instance,omitempty"`
+	// ProxyGone: an update that starts a new proxy in front of the
+	// running engine (refresh found the proxy gone). Apply checks the proxy
+	// itself, so a saved plan need not carry it; the agent's restart plan
+	// reads it.
+	ProxyGone bool `json:"-"`
 
 	// masked is After as output shows it, computed once so that every
 	// rendering of one plan shows the same hashes.

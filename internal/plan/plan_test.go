@@ -332,6 +332,26 @@ func TestProcessDied(t *testing.T) {
 	golden(t, "process-died", p)
 }
 
+// TestProxyGone: the engine runs but the proxy in front of it is gone. The
+// plan starts a new proxy (an update); it never restarts the engine, which
+// on a real GPU reloads its weights for minutes.
+func TestProxyGone(t *testing.T) {
+	first := run(t, tc{hcl: qwenServer})
+	st, _ := stateFrom(first)
+	unhealthy := false
+	obs := map[string]*Observation{"qwen": {Alive: true, ProxyGone: true, Healthy: &unhealthy,
+		Detail: "the proxy on port 8000 (pid 2002) is gone; the engine (pid 1001) still runs behind it"}}
+	p := run(t, tc{hcl: qwenServer, prior: st, observed: obs})
+	c := wantAction(t, p, "qwen", Update)
+	if !c.ProxyGone || !strings.Contains(c.Reason, "not restarted") {
+		t.Errorf("change %+v", c)
+	}
+	if len(p.Drift) != 1 || p.Drift[0].Summary != "the proxy is gone" {
+		t.Errorf("drift %+v", p.Drift)
+	}
+	golden(t, "proxy-gone", p)
+}
+
 func TestPortTakenByForeignProcess(t *testing.T) {
 	p := run(t, tc{hcl: qwenServer, ports: fakePorts{8000: "pid 4242 (python3 -m http.server 8000)"}})
 	if got := summaries(p); len(got) != 1 || got[0] != "Error: Port in use" {

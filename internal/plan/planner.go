@@ -66,6 +66,11 @@ type Observation struct {
 	// there is no proxy or it cannot be read. It decides which instance of
 	// an interrupted rollout serves.
 	ProxyPort int
+	// ProxyGone: the engine runs, but the proxy in front of it (the
+	// server's public endpoint) is gone. Healthy is then false: nothing
+	// answers on the server's port. Apply starts a new proxy in front of
+	// the running engine; the engine is not restarted.
+	ProxyGone bool
 	// Kept is the previous instance kept for rollback (keep_previous),
 	// observed like the server; nil when it keeps none.
 	Kept *Observation
@@ -482,6 +487,8 @@ func (pl *planner) drift() {
 		switch {
 		case !o.Alive:
 			pl.p.Drift = append(pl.p.Drift, &Drift{Addr: s.Addr(), Summary: "the process is gone", Detail: o.Detail})
+		case o.ProxyGone:
+			pl.p.Drift = append(pl.p.Drift, &Drift{Addr: s.Addr(), Summary: "the proxy is gone", Detail: o.Detail})
 		case o.Healthy != nil && !*o.Healthy:
 			pl.p.Drift = append(pl.p.Drift, &Drift{Addr: s.Addr(), Summary: "running but not healthy", Detail: o.Detail})
 		}
@@ -875,6 +882,9 @@ func (pl *planner) diff() {
 			if cs := pl.in.Config.Servers[name]; cs != nil && cs.Lifecycle.CreateBeforeDestroy {
 				c.Action = CreateThenDelete
 			}
+		case obs != nil && obs.ProxyGone:
+			c.Action, c.ProxyGone = Update, true
+			c.Reason = fmt.Sprintf("the proxy on port %d is gone: apply starts a new one in front of the engine that runs (pid %d), which is not restarted", before.Port, before.PID)
 		case kept && obs != nil && obs.Kept != nil && !obs.Kept.Alive:
 			c.Action = Update
 			c.Reason = fmt.Sprintf("the previous instance kept for rollback (pid %d) is gone; roofline forgets it", before.Deposed.PID)

@@ -32,6 +32,9 @@ func (p *Plan) Restarts(targets, kept []string) (restart []string, skipped map[s
 			continue
 		}
 		switch {
+		case c.Action == Update && c.ProxyGone:
+			keep = append(keep, c) // a new proxy; the engine is left running
+			restart = append(restart, c.Name)
 		case c.Action == NoOp || c.Action == Update:
 			skipped[c.Name] = RestartSkip{Reason: "nothing to do: it serves again"}
 		case c.Before == nil || c.After == nil || c.Action == Delete:

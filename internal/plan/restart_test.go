@@ -30,6 +30,14 @@ func TestRestarts(t *testing.T) {
 			wantChanges: []string{"a"},
 		},
 		{
+			name:        "a lost proxy is an update the agent carries out: a new proxy, the engine left running",
+			changes:     []*Change{{Name: "a", Action: Update, ProxyGone: true, Before: before("h"), After: after("h")}},
+			targets:     []string{"a"},
+			wantRestart: []string{"a"},
+			wantSkipped: map[string]RestartSkip{},
+			wantChanges: []string{"a"},
+		},
+		{
 			name: "serving again, changed, removed, created: skipped with the reason",
 			changes: []*Change{
 				{Name: "noop", Action: NoOp, Before: before("h"), After: after("h")},

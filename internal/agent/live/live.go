@@ -32,7 +32,7 @@ type Observer struct{ O *plan.LiveObserver }
 // Observe implements agent.Observer.
 func (a Observer) Observe(ctx context.Context, s *state.Server) agent.Observation {
 	o := a.O.Observe(ctx, s)
-	return agent.Observation{Alive: o.Alive, Healthy: o.Healthy, Detail: o.Detail}
+	return agent.Observation{Alive: o.Alive, ProxyGone: o.ProxyGone, Healthy: o.Healthy, Detail: o.Detail}
 }
 
 // States is the state of the host: read, and locked for a change.
