@@ -75,7 +75,7 @@ func (pl *planner) applyImports() {
 		if d == nil {
 			continue // its own errors say why
 		}
-		rec, diffs := importRecord(d, ip, pl.in.Now)
+		rec, diffs, later := importRecord(d, ip, pl.in.Now)
 		if pl.imports == nil {
 			pl.prior = pl.prior.Clone()
 			pl.imports = map[string]*ImportInfo{}
@@ -83,6 +83,10 @@ func (pl *planner) applyImports() {
 		pl.prior.Set(rec)
 		info := &ImportInfo{ID: ip.ID, PID: ip.PID, Uptime: humanAge(ip.Uptime), OwnGroup: ip.OwnGroup, Differences: diffs}
 		pl.imports[im.To] = info
+		if len(later) > 0 && len(diffs) == 0 {
+			pl.diag(hcl.DiagWarning, ptr(im.DeclRange), "Imported process lacks roofline's start settings",
+				"pid %d runs without %s, which roofline gives every engine it starts (no model downloads, no usage reports). A running process's environment cannot change, so roofline takes it over as it runs, with no restart; they take effect at its next start by roofline (a rollout, or now with -replace=server.%s).", ip.PID, strings.Join(later, ", "), im.To)
+		}
 		if !ip.OwnGroup {
 			pl.diag(hcl.DiagWarning, ptr(im.DeclRange), "Imported process shares its group",
 				"pid %d is in process group %d (its shell's, say), not a group of its own: roofline will refuse to stop it, since signalling the group could reach other processes. Stop it by hand when it must go, or start it with setsid.", ip.PID, ip.Group)
@@ -91,9 +95,11 @@ func (pl *planner) applyImports() {
 }
 
 // importRecord builds the state record of an imported process and names
-// what differs from the desired server.
-func importRecord(d *Desired, ip *ImportedProcess, now time.Time) (*state.Server, []string) {
-	var diffs []string
+// what differs from the desired server. later are roofline's air-gap
+// variables the process lacks: they act when an engine starts, so their
+// absence does not force a restart of one that runs (the record keeps the
+// process's real environment).
+func importRecord(d *Desired, ip *ImportedProcess, now time.Time) (rec *state.Server, diffs, later []string) {
 	want, have := d.Argv[min(d.CommandLen, len(d.Argv)):], ip.Cmdline[min(d.CommandLen, len(ip.Cmdline)):]
 	if !slices.Equal(want, have) {
 		diffs = append(diffs, engine.ArgvDiffAttrs(have, want)...)
@@ -102,15 +108,21 @@ func importRecord(d *Desired, ip *ImportedProcess, now time.Time) (*state.Server
 		}
 	}
 	env := map[string]string{}
+	airGap := engine.AirGapEnv()
 	for k, v := range d.Env {
 		got, ok := ip.Env[k]
 		if ok {
 			env[k] = got
 		}
-		if !ok || got != v {
+		switch {
+		case ok && got == v:
+		case !ok && airGap[k] == v:
+			later = append(later, k+"="+v)
+		default:
 			diffs = append(diffs, "env "+k)
 		}
 	}
+	slices.Sort(later)
 	if d.Proxy {
 		diffs = append(diffs, "create_before_destroy (roofline's proxy goes in front)")
 	}
@@ -121,7 +133,7 @@ func importRecord(d *Desired, ip *ImportedProcess, now time.Time) (*state.Server
 		hash = "imported:differs"
 	}
 	created := now.Add(-ip.Uptime).UTC()
-	rec := &state.Server{
+	rec = &state.Server{
 		Name: d.Name, Engine: d.Engine, Model: d.Model,
 		Argv: state.RedactArgv(ip.Cmdline, nil), Env: state.RedactEnv(env, nil), CommandLen: d.CommandLen,
 		GPUs: slices.Clone(d.GPUs), Host: d.Host, Port: d.Port,
@@ -129,7 +141,7 @@ func importRecord(d *Desired, ip *ImportedProcess, now time.Time) (*state.Server
 		Status:   state.StatusReady, CreatedAt: created, ReadyAt: created,
 		ConfigHash: hash, GateHash: d.GateHash,
 	}
-	return rec, diffs
+	return rec, diffs, later
 }
 
 // humanAge says how long a process has run: "41 days", "3h12m", "40s".

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/roofline/roofline/internal/config"
+	"github.com/roofline/roofline/internal/engine"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/state"
 )
@@ -64,5 +65,52 @@ func TestProcNameIsOneLine(t *testing.T) {
 	p := gpu.Process{Cmdline: []string{"python3", "-c", "import x\n\x1b[2Jprint(1)"}}
 	if got, want := procName(p), "python3 -c import x [2Jprint(1)"; got != want {
 		t.Errorf("procName = %q, want %q", got, want)
+	}
+}
+
+// TestImportWithoutAirGapEnv: a hand-started engine that matches the server
+// block but lacks roofline's air-gap variables (HF_HUB_OFFLINE, ...) is
+// taken over as it runs, with a warning that they act at its next start;
+// it is not restarted for them. A value it sets otherwise still differs.
+func TestImportWithoutAirGapEnv(t *testing.T) {
+	want := run(t, tc{hcl: qwenServer}).Change("qwen").After
+	env := map[string]string{}
+	for k, v := range want.Env {
+		if _, airGap := engine.AirGapEnv()[k]; !airGap {
+			env[k] = v
+		}
+	}
+	if len(env) == len(want.Env) {
+		t.Fatalf("the desired environment has no air-gap variable: %v", want.Env)
+	}
+	read := func(env map[string]string) func(config.ImportID) *ImportedProcess {
+		return func(id config.ImportID) *ImportedProcess {
+			return &ImportedProcess{ID: id.String(), OwnGroup: true, Env: env,
+				Instance: state.Instance{Driver: "process", ID: state.ProcessID(4242), PID: 4242, Group: 4242, Cmdline: slices.Clone(want.Argv)}}
+		}
+	}
+	hcl := qwenServer + "\nimport {\n  to = server.qwen\n  id = \"port:8000\"\n}\n"
+	p := run(t, tc{hcl: hcl, ports: fakePorts{8000: "pid 4242 (vllm serve ...)"}, readImport: read(env)})
+	c := wantAction(t, p, "qwen", NoOp)
+	if c.Import == nil || len(c.Import.Differences) != 0 {
+		t.Errorf("import %+v", c.Import)
+	}
+	var warned string
+	for _, d := range p.Diagnostics {
+		if d.Summary == "Imported process lacks roofline's start settings" {
+			warned = d.Detail
+		}
+	}
+	if !strings.Contains(warned, "HF_HUB_OFFLINE=1") || !strings.Contains(warned, "-replace=server.qwen") {
+		t.Errorf("warning: %q (diagnostics %v)", warned, summaries(p))
+	}
+	if _, ok := c.Before.Env["HF_HUB_OFFLINE"]; ok {
+		t.Errorf("the record claims a variable the process does not have: %v", c.Before.Env)
+	}
+
+	env["HF_HUB_OFFLINE"] = "0" // set otherwise: the process may download
+	p = run(t, tc{hcl: hcl, ports: fakePorts{8000: "pid 4242 (vllm serve ...)"}, readImport: read(env)})
+	if c := wantAction(t, p, "qwen", DeleteThenCreate); !strings.Contains(c.Reason, "env HF_HUB_OFFLINE") {
+		t.Errorf("reason %q", c.Reason)
 	}
 }
