@@ -115,7 +115,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		return ExitOK
 	}
 	if !saved && !o.autoApprove {
-		if !m.view().Confirm(m.In, destroy) {
+		if !confirm(m, destroy) {
 			m.view().ApplyCancelled()
 			return ExitError
 		}
@@ -215,5 +215,20 @@ func twoStageInterrupt(m *Meta) (stopping <-chan struct{}, interrupted func() bo
 	return i.Stopping, i.Interrupted, func() {
 		signal.Stop(sigs)
 		i.Stop()
+	}
+}
+
+// confirm asks for approval. Ctrl-C at the prompt is a "no" that says so
+// (the process died silently, the lock released by the kernel).
+func confirm(m *Meta, destroy bool) bool {
+	sigs, stop := interrupts()
+	defer stop()
+	answer := make(chan bool, 1)
+	go func() { answer <- m.view().Confirm(m.In, destroy) }()
+	select {
+	case ok := <-answer:
+		return ok
+	case <-sigs:
+		return false
 	}
 }

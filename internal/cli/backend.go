@@ -145,10 +145,10 @@ func (p prober) Probe(ctx context.Context, e *config.Engine) (*engine.Installed,
 	return engine.Probe(ctx, e, probeRunner(), p.cacheDir, p.refresh)
 }
 
-// lockInterrupts delivers SIGINT and SIGTERM while lock waits (tests
-// stand in a channel); the returned func stops the delivery, after which
-// the signals act as before.
-var lockInterrupts = func() (<-chan os.Signal, func()) {
+// interrupts delivers SIGINT and SIGTERM while roofline waits for the
+// lock or at the approval prompt (tests stand in a channel); the returned
+// func stops the delivery, after which the signals act as before.
+var interrupts = func() (<-chan os.Signal, func()) {
 	c := make(chan os.Signal, 1)
 	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
 	return c, func() { signal.Stop(c) }
@@ -164,7 +164,7 @@ func (b *backend) lock(m *Meta, op string, timeout time.Duration, shared bool) (
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	// Ctrl-C during a -lock-timeout wait ends it, and says so.
-	sigs, stopSigs := lockInterrupts()
+	sigs, stopSigs := interrupts()
 	interrupted := make(chan struct{})
 	go func() {
 		select {

@@ -23,13 +23,13 @@ func TestInterruptWhileWaitingForTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fs.Unlock(id)
-	old := lockInterrupts
-	lockInterrupts = func() (<-chan os.Signal, func()) {
+	old := interrupts
+	interrupts = func() (<-chan os.Signal, func()) {
 		c := make(chan os.Signal, 1)
 		c <- os.Interrupt // as if Ctrl-C came during the wait
 		return c, func() {}
 	}
-	t.Cleanup(func() { lockInterrupts = old })
+	t.Cleanup(func() { interrupts = old })
 	start := time.Now()
 	code, _, errs := runMain(t, "-chdir="+dir, "apply", "-auto-approve", "-lock-timeout=5m")
 	if code != ExitError || !strings.Contains(errs, "Interrupted while waiting for the state lock") || !strings.Contains(errs, "nothing was done") {

@@ -31,7 +31,7 @@ func (v *View) ApplyPlanErrors(cluster bool) {
 func (v *View) SavedPlanNoChanges() { fmt.Fprintln(v.Out, "The saved plan has no changes.") }
 
 // ApplyCancelled: the prompt was not answered "yes".
-func (v *View) ApplyCancelled() { fmt.Fprintln(v.Err, "\nApply cancelled.") }
+func (v *View) ApplyCancelled() { fmt.Fprintln(v.Err, "\nApply cancelled. Nothing was changed.") }
 
 // ClusterApplyFailed: the host's servers were applied, a cluster's failed.
 func (v *View) ClusterApplyFailed(err error) {
