@@ -150,7 +150,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		return ExitError
 	}
 	view.Starting()
-	_, err := ap.Apply(ctx, p, st)
+	after, err := ap.Apply(ctx, p, st)
 	if interrupted() {
 		m.view().ApplyInterrupted(ap.Outcomes(p))
 		if err != nil {
@@ -166,7 +166,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 		m.view().ClusterApplyFailed(err)
 		return ExitError
 	}
-	add, change, del := p.Counts()
+	add, change, del := p.AppliedCounts(after)
 	view.Complete(destroy, add, change, del, len(p.Targets) > 0)
 	return ExitOK
 }

@@ -325,6 +325,22 @@ func (p *Plan) Counts() (add, change, destroy int) {
 	return
 }
 
+// AppliedCounts is Counts after an apply that left st: a rollout whose
+// previous instance st now keeps for rollback (keep_previous) destroyed
+// nothing; that instance still runs.
+func (p *Plan) AppliedCounts(st *state.File) (add, change, destroy int) {
+	add, change, destroy = p.Counts()
+	for _, c := range p.Changes {
+		if c.Action != CreateThenDelete || c.Before == nil || st == nil {
+			continue
+		}
+		if s := st.Server(c.Name); s != nil && s.Deposed != nil && s.Deposed.Status == state.StatusKept && s.Deposed.PID == c.Before.PID {
+			destroy--
+		}
+	}
+	return add, change, destroy
+}
+
 // Change returns the change of the named server, or nil.
 func (p *Plan) Change(name string) *Change {
 	for _, c := range p.Changes {

@@ -116,3 +116,23 @@ func TestErrorsText(t *testing.T) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
+
+// TestAppliedCounts: a rollout that keeps its previous instance for
+// rollback destroyed nothing ("0 destroyed"); one that stopped it, or a
+// destroy-then-create, destroyed one.
+func TestAppliedCounts(t *testing.T) {
+	old := &state.Server{Name: "a", Instance: state.Instance{PID: 10}}
+	p := &Plan{Changes: []*Change{
+		{Name: "a", Action: CreateThenDelete, Before: old, After: &Desired{}},
+		{Name: "b", Action: DeleteThenCreate, Before: &state.Server{Name: "b"}, After: &Desired{}},
+	}}
+	st := state.NewFile()
+	st.Set(&state.Server{Name: "a", Instance: state.Instance{PID: 11}, Deposed: &state.Server{Name: "a", Instance: state.Instance{PID: 10}, Status: state.StatusKept}})
+	if add, change, del := p.AppliedCounts(st); add != 2 || change != 0 || del != 1 {
+		t.Errorf("kept: %d added, %d changed, %d destroyed; want 2, 0, 1", add, change, del)
+	}
+	st.Set(&state.Server{Name: "a", Instance: state.Instance{PID: 11}})
+	if add, change, del := p.AppliedCounts(st); add != 2 || change != 0 || del != 2 {
+		t.Errorf("stopped: %d added, %d changed, %d destroyed; want 2, 0, 2", add, change, del)
+	}
+}
