@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/gpu"
 	"github.com/roofline/roofline/internal/portcheck"
+	"github.com/roofline/roofline/internal/state"
 )
 
 const gib = 1 << 30
@@ -127,9 +128,15 @@ type claim struct {
 	server string
 	bytes  uint64
 	kept   bool
+	// untargeted: a running server that -target leaves out; it keeps its
+	// memory whatever this plan does.
+	untargeted bool
 }
 
 func (c claim) label() string {
+	if c.untargeted {
+		return fmt.Sprintf("%s (not targeted, running) %.1f GiB", c.server, float64(c.bytes)/gib)
+	}
 	if c.kept {
 		return fmt.Sprintf("%s's kept previous instance %.1f GiB", c.server, float64(c.bytes)/gib)
 	}
@@ -189,6 +196,20 @@ func (pl *planner) memoryChecks(ours map[int]bool) {
 			}
 		}
 	}
+	// With -target the servers left out of the plan still run: their
+	// memory is neither foreign (they are ours) nor free.
+	for _, name := range pl.prior.Names() {
+		s := pl.prior.Servers[name]
+		if pl.targeted(name) || !s.Running() || s.Status == state.StatusFailed {
+			continue
+		}
+		if o := pl.in.Observed[name]; o != nil && !o.Alive {
+			continue
+		}
+		for _, g := range s.GPUs {
+			final[g] = append(final[g], claim{server: name, bytes: pl.heldBytes(s, g), untargeted: true})
+		}
+	}
 	gpus := make([]int, 0, len(final))
 	for g := range final {
 		gpus = append(gpus, g)
@@ -211,9 +232,10 @@ func (pl *planner) memoryChecks(ours map[int]bool) {
 		subject := cl[len(cl)-1].server
 		for i, c := range cl {
 			names[i] = c.label()
-			if c.kept {
+			switch {
+			case c.kept:
 				keptBy = append(keptBy, c.server)
-			} else {
+			case !c.untargeted:
 				subject = c.server
 			}
 		}
@@ -294,6 +316,36 @@ func (pl *planner) claimBytes(name string, g int) uint64 {
 		}
 	}
 	return uint64(util * float64(cudaTotal(pl.in.Snapshot, g)))
+}
+
+// heldBytes estimates what a running server that this plan leaves alone
+// holds on GPU g: what it claimed at its start, else what its processes
+// use there, else its configured share.
+func (pl *planner) heldBytes(s *state.Server, g int) uint64 {
+	if s.ClaimBytes > 0 {
+		return s.ClaimBytes
+	}
+	if dev, ok := pl.in.Snapshot.GPU(g); ok {
+		pids := map[int]bool{s.PID: true}
+		if o := pl.in.Observed[s.Name]; o != nil {
+			for _, p := range o.GPUPids {
+				pids[p] = true
+			}
+		}
+		var used uint64
+		for _, p := range dev.Processes {
+			if pids[p.PID] {
+				used += p.UsedMemoryBytes
+			}
+		}
+		if used > 0 {
+			return used
+		}
+	}
+	if pl.in.Config.Servers[s.Name] != nil {
+		return pl.claimBytes(s.Name, g)
+	}
+	return 0
 }
 
 // oldClaim estimates what the running instance holds on GPU g: its

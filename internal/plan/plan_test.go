@@ -95,6 +95,7 @@ type tc struct {
 	ports    fakePorts
 	mode     Mode
 	replace  []string
+	targets  []string
 	// readImport reads the processes of the import blocks.
 	readImport func(config.ImportID) *ImportedProcess
 	// calib are the engines' measured starts (state.CalibrationsFile).
@@ -114,7 +115,7 @@ func run(t *testing.T, c tc) *Plan {
 	}
 	rehearsal.ResolveAll(cfg, "/usr/bin/roofline") // as the CLI does
 	in := &Inputs{Config: cfg, Drivers: testDrivers, Prior: c.prior, Snapshot: c.snap, Engines: map[string]EngineResult{}, Models: map[string]ModelResult{},
-		Observed: c.observed, Ports: c.ports, Mode: c.mode, Replace: c.replace, ReadImport: c.readImport, Calibrations: c.calib,
+		Observed: c.observed, Ports: c.ports, Mode: c.mode, Replace: c.replace, Targets: c.targets, ReadImport: c.readImport, Calibrations: c.calib,
 		Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 	if in.Snapshot == nil {
 		in.Snapshot = gputest.H100s(8)
@@ -563,4 +564,38 @@ func TestExposureWarning(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTargetCountsUntargetedMemory: with -target, a running server that the
+// plan leaves out still holds its GPU memory; a targeted server that does
+// not fit beside it is an error on the targeted server's gpus (it passed:
+// the untargeted server's processes were ours, so neither foreign nor
+// claimed).
+func TestTargetCountsUntargetedMemory(t *testing.T) {
+	st, obs := stateFrom(run(t, tc{hcl: qwenServer}))
+	second := strings.NewReplacer(`"qwen"`, `"qwen2"`, "8000", "8001", "0.9", "0.5").Replace(qwenServer)
+	hcl := qwenServer + second
+	for _, targets := range [][]string{nil, {"qwen2"}} {
+		p := run(t, tc{hcl: hcl, prior: st, observed: obs, targets: targets})
+		var found *hcl2Diag
+		for _, d := range p.Diagnostics {
+			if d.Summary == "Servers on one GPU do not fit together" {
+				found = &hcl2Diag{d.Detail, d.Subject.Start.Line}
+			}
+		}
+		if found == nil {
+			t.Fatalf("targets %v: no memory error: %v", targets, summaries(p))
+		}
+		if wantLine := strings.Count(baseHCL+qwenServer, "\n") + 5; found.line != wantLine {
+			t.Errorf("targets %v: error on line %d, want %d (qwen2's gpus)", targets, found.line, wantLine)
+		}
+		if targets != nil && !strings.Contains(found.detail, "qwen (not targeted, running)") {
+			t.Errorf("targets %v: %s", targets, found.detail)
+		}
+	}
+}
+
+type hcl2Diag struct {
+	detail string
+	line   int
 }
