@@ -75,6 +75,11 @@ type Server struct {
 	Healthy *bool  `json:"healthy,omitempty"`
 	Detail  string `json:"detail,omitempty"`
 	GPUPids []int  `json:"gpu_pids,omitempty"`
+	// ProxyGone: the engine runs, its proxy does not (the host's plan
+	// starts a new proxy); ProxyPort is the backend port the proxy's
+	// target file names (which instance of an interrupted rollout serves).
+	ProxyGone bool `json:"proxy_gone,omitempty"`
+	ProxyPort int  `json:"proxy_port,omitempty"`
 	// Kept is the previous instance kept for rollback (keep_previous).
 	Kept *Server `json:"kept,omitempty"`
 }
@@ -128,7 +133,7 @@ func Take(in *plan.Inputs, ports plan.PortChecker, host string, now time.Time) *
 		if o == nil {
 			continue
 		}
-		f.Servers[name] = &Server{Alive: o.Alive, Healthy: o.Healthy, Detail: o.Detail, GPUPids: o.GPUPids}
+		f.Servers[name] = &Server{Alive: o.Alive, Healthy: o.Healthy, Detail: o.Detail, GPUPids: o.GPUPids, ProxyGone: o.ProxyGone, ProxyPort: o.ProxyPort}
 		for _, pid := range o.GPUPids {
 			owner[pid] = name
 		}
@@ -211,7 +216,7 @@ func (f *File) Inputs(cfg *config.Config) *plan.Inputs {
 		in.SnapshotErr = fmt.Errorf("host snapshot of %s: %s", f.Host, msg)
 	}
 	for name, s := range f.Servers {
-		in.Observed[name] = &plan.Observation{Alive: s.Alive, Healthy: s.Healthy, Detail: s.Detail, GPUPids: s.GPUPids}
+		in.Observed[name] = &plan.Observation{Alive: s.Alive, Healthy: s.Healthy, Detail: s.Detail, GPUPids: s.GPUPids, ProxyGone: s.ProxyGone, ProxyPort: s.ProxyPort}
 		if k := s.Kept; k != nil {
 			in.Observed[name].Kept = &plan.Observation{Alive: k.Alive, Detail: k.Detail, GPUPids: k.GPUPids}
 		}

@@ -128,3 +128,28 @@ func TestReadRefusesDevicesAndFIFOs(t *testing.T) {
 		}
 	}
 }
+
+// TestObservationsTravel: what the host's refresh saw that steers its plan
+// reaches the review plan. A proxy gone in front of a running engine is an
+// update on the host (a new proxy); a review plan that lost it showed
+// "running but not healthy" and no change. The proxy's backend port
+// decides which instance of an interrupted rollout serves.
+func TestObservationsTravel(t *testing.T) {
+	unhealthy := false
+	in := &plan.Inputs{Prior: state.NewFile(), Snapshot: gputest.H100s(1),
+		Observed: map[string]*plan.Observation{"web": {Alive: true, Healthy: &unhealthy, ProxyGone: true, ProxyPort: 41234,
+			Detail: "the proxy on port 8000 (pid 8) is gone; the engine (pid 1) still runs behind it"}}}
+	f := Take(in, nil, "gpu-01", time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	path := filepath.Join(t.TempDir(), "s.json")
+	if err := f.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := back.Inputs(nil).Observed["web"]
+	if o == nil || !o.ProxyGone || o.ProxyPort != 41234 || !o.Alive || o.Healthy == nil || *o.Healthy {
+		t.Errorf("observation after the snapshot file: %+v, want the proxy gone and the backend port 41234", o)
+	}
+}
