@@ -40,6 +40,8 @@ Options:
   -max-restarts=N       Failed restarts in a row before giving up (default 5).
   -hang-checks=N        Failed checks in a row that make a running server hung (default 3).
   -var NAME=VALUE       Set a variable block's value (repeatable).
+  -var-file=FILE        Read variable values from FILE (repeatable; in order
+                        with -var).
 `
 
 // UsageCheck is the help text of roofline check.
@@ -59,6 +61,8 @@ Options:
   -textfile=FILE  Also write the metrics for node_exporter's textfile
                   collector (atomically).
   -var NAME=VALUE Set a variable block's value (repeatable).
+  -var-file=FILE  Read variable values from FILE (repeatable; in order
+                  with -var).
 `
 
 // UsageApply is the help text of roofline apply.
@@ -110,8 +114,12 @@ const UsageDestroy = `Usage: roofline [global options] destroy [options]
 
 Options:
   -auto-approve         Do not ask for confirmation.
+  -json                 Stream one-line JSON messages (docs/json.md), as
+                        apply -json does. Needs -auto-approve.
   -target=server.NAME   Destroy only this server (repeatable).
   -parallelism=N        Stop at most N servers at once (default 10).
+  -inventory=FILE       GPU snapshot to use instead of NVML.
+  -refresh-probes       Probe the engines again instead of using the cache.
   -lock-timeout=DUR     How long to wait for the state lock (default 0s).
   -lock=false           Take no state lock (dangerous).
   -var NAME=VALUE       Set a variable (repeatable); see docs/language.md for
