@@ -209,6 +209,13 @@ func (pl *planner) memoryChecks(ours map[int]bool) {
 		for _, g := range s.GPUs {
 			final[g] = append(final[g], claim{server: name, bytes: pl.heldBytes(s, g), untargeted: true})
 		}
+		// Its previous instance kept for rollback too: apply leaves it
+		// alone while the server is not targeted.
+		if k := pl.keptOf(name, s, pl.desired[name]); k.Stays() && k.MemoryBytes > 0 {
+			for _, g := range k.GPUs {
+				final[g] = append(final[g], claim{server: name, bytes: k.MemoryBytes, kept: true})
+			}
+		}
 	}
 	gpus := make([]int, 0, len(final))
 	for g := range final {

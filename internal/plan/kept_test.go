@@ -143,3 +143,23 @@ func TestKeptInstanceCountsInTheMemoryChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetCountsUntargetedKeptInstance: with -target, a server left out
+// of the plan keeps its previous instance for rollback as well (apply does
+// not touch it): a targeted server that does not fit beside both is an
+// error, as in the plan of every server.
+func TestTargetCountsUntargetedKeptInstance(t *testing.T) {
+	st, obs, _ := keptState(t, 2*time.Minute)
+	for _, targets := range [][]string{nil, {"other"}} {
+		p := run(t, tc{hcl: keptHCL + otherHCL, prior: st, observed: obs, targets: targets})
+		var detail string
+		for _, d := range p.Diagnostics {
+			if d.Summary == "Servers on one GPU do not fit together" {
+				detail = d.Detail
+			}
+		}
+		if !strings.Contains(detail, "qwen's kept previous instance") {
+			t.Errorf("targets %v: the kept instance must count on GPU 0: %v\n%s", targets, summaries(p), detail)
+		}
+	}
+}
