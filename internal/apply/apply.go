@@ -793,8 +793,20 @@ func targetFor(host string, port int, d *plan.Desired) Target {
 // The engine is never stopped here: it holds the weights, and a new proxy
 // takes seconds. It reports whether it started one.
 func (a *Applier) replaceLostProxy(ctx context.Context, c *plan.Change, s *state.Server) (bool, error) {
-	if s == nil || s.Proxy == nil || !c.After.Proxy || s.BackendPort == 0 || a.alive(ctx, *s.Proxy) || !a.alive(ctx, s.Instance) {
+	if s == nil || s.Proxy == nil || !c.After.Proxy || s.BackendPort == 0 || a.alive(ctx, *s.Proxy) {
 		return false, nil
+	}
+	// The engine may have gone since the plan (a saved plan): a new proxy
+	// would front nothing. Nothing is started; the next plan starts the
+	// server again.
+	if obs, err := a.Drivers.Read(ctx, s.Instance); err != nil || !obs.Alive {
+		why := "is gone too"
+		if err != nil {
+			why = "cannot be observed (" + err.Error() + ")"
+		} else if obs.Detail != "" {
+			why += " (" + obs.Detail + ")"
+		}
+		return false, &ServerError{Addr: c.Addr, Phase: "proxy", Err: fmt.Errorf("its proxy is gone and its engine (%s) %s: nothing serves on port %d, and no new proxy was started; the state records both as they were. Run roofline plan: it starts the server again", s.Instance.Describe(), why, s.Port)}
 	}
 	key, err := APIKey(c.After)
 	if err != nil {

@@ -709,3 +709,36 @@ func TestFinishedRolloutKeepsThePrevious(t *testing.T) {
 		t.Errorf("ends %q, want %q", h.ends, want)
 	}
 }
+
+// TestLostProxyWithItsEngineGone: a plan found the proxy gone in front of a
+// running engine (an update: a new proxy), but by apply (a saved plan) the
+// engine is gone too. Apply starts nothing and says so: nothing serves,
+// and the state records both as they were, so the next plan starts the
+// server. It said "Modifications complete" and exited 0.
+func TestLostProxyWithItsEngineGone(t *testing.T) {
+	d := newFakeDriver()
+	a, _ := newApplier(t, d, &fakeGates{})
+	s := oldServer(d, "a", "ma", 8001)
+	px, _ := d.Start(context.Background(), driver.LaunchSpec{Driver: state.DriverProcess, Name: "a-proxy"})
+	s.Proxy, s.BackendPort = &px, 41001
+	s.ConfigHash = "h-ma"
+	delete(d.alive, px.PID)
+	delete(d.alive, s.PID)
+	prior := state.NewFile()
+	prior.Set(s)
+	after := desired("a", "ma", 8001)
+	after.Proxy = true
+	starts := len(d.log())
+	p := &plan.Plan{Changes: []*plan.Change{{Addr: "server.a", Name: "a", Action: plan.Update, Before: s, After: after}}}
+	st, err := a.Apply(context.Background(), p, prior)
+	var se *ServerError
+	if !errors.As(err, &se) || se.Addr != "server.a" || !strings.Contains(se.Err.Error(), "nothing serves on port 8001") {
+		t.Fatalf("apply: %v; want the server's error saying nothing serves", err)
+	}
+	if got := d.log()[starts:]; len(got) != 0 {
+		t.Errorf("apply started or stopped %v", got)
+	}
+	if got := st.Server("a"); got.PID != s.PID || got.Proxy == nil || got.Proxy.PID != px.PID {
+		t.Errorf("the state must record both as they were: %+v", got)
+	}
+}
