@@ -118,11 +118,7 @@ func (o *LiveObserver) serving(ctx context.Context, s *state.Server, who string,
 		// Its launch id was recorded, never its pid: a start that failed
 		// (apply said so), unless a killed run started it (apply records
 		// that one first).
-		rec := *p
-		if rec.Driver == "" {
-			rec.Driver = state.DriverProcess
-		}
-		res.ProxyGone = o.find(ctx, rec) == nil
+		res.ProxyGone = o.find(ctx, *p) == nil
 	}
 	if s.Proxy != nil && o.ProxyBackend != nil {
 		res.ProxyPort = o.ProxyBackend(s.Name)
