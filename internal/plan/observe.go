@@ -99,7 +99,11 @@ func (o *LiveObserver) serving(ctx context.Context, s *state.Server, who string,
 		// Whatever the engine's /health says, nothing answers on the
 		// server's port. The engine is left alone: a new proxy in front
 		// of it takes seconds, a restart of the engine minutes.
-		gone := fmt.Sprintf("the proxy on port %d (pid %d) is gone; the engine (%s) still runs behind it", s.Port, s.Proxy.PID, who)
+		which := fmt.Sprintf("pid %d", s.Proxy.PID)
+		if !s.Proxy.Running() {
+			which = "its start failed"
+		}
+		gone := fmt.Sprintf("the proxy on port %d (%s) is gone; the engine (%s) still runs behind it", s.Port, which, who)
 		if res.Detail != "" {
 			gone += "; " + res.Detail
 		}
@@ -110,6 +114,11 @@ func (o *LiveObserver) serving(ctx context.Context, s *state.Server, who string,
 		if alive, _, _, err := o.Instances.Read(ctx, *p); err == nil && !alive {
 			res.ProxyGone = true
 		}
+	} else if p != nil {
+		// Its launch id was recorded, never its pid: a start that failed
+		// (apply said so), unless a killed run started it (apply records
+		// that one first).
+		res.ProxyGone = o.find(ctx, *p) == nil
 	}
 	if s.Proxy != nil && o.ProxyBackend != nil {
 		res.ProxyPort = o.ProxyBackend(s.Name)

@@ -97,6 +97,22 @@ func TestLiveObserver(t *testing.T) {
 		{name: "proxy gone", s: func() *state.Server { s := ready(proc(1)); p := proc(8); s.Proxy = &p; return s }(),
 			alive: true, healthy: "false", proxyPort: 20001, proxyGone: true,
 			detail: "the proxy on port " + portStr + " (pid 8) is gone; the engine (pid 1) still runs behind it"},
+		// A proxy whose start was recorded (its launch id) but never its
+		// pid: its start failed (apply said so) and nothing runs with its
+		// launch id. Nothing answers on the server's port.
+		{name: "proxy start never recorded", s: func() *state.Server {
+			s := ready(proc(1))
+			s.Proxy = &state.Instance{Driver: state.DriverProcess, LaunchID: "never"}
+			return s
+		}(),
+			alive: true, healthy: "false", proxyPort: 20001, proxyGone: true,
+			detail: "the proxy on port " + portStr + " (its start failed) is gone; the engine (pid 1) still runs behind it"},
+		// One that runs with it (a killed run started it): apply records it.
+		{name: "proxy start never recorded, found", s: func() *state.Server {
+			s := ready(proc(1))
+			s.Proxy = &state.Instance{Driver: state.DriverProcess, LaunchID: "lost"}
+			return s
+		}(), alive: true, healthy: "true", proxyPort: 20001},
 		{name: "behind its proxy", s: func() *state.Server {
 			s := ready(proc(3))
 			s.Proxy, s.BackendPort, s.Port = &proxyInst, port, 1
