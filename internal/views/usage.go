@@ -368,7 +368,7 @@ Options:
 `
 
 // UsageInit is the help text of roofline init.
-const UsageInit = `Usage: roofline [global options] init [-inventory=FILE]
+const UsageInit = `Usage: roofline [global options] init [-upgrade] [-inventory=FILE]
 
   Creates the state directory and probes every engine of the configuration
   (version and flag list, from the install itself), filling the probe cache

@@ -79,7 +79,9 @@ const UsageApply = `Usage: roofline [global options] apply [options] [PLANFILE]
   A saved plan (roofline plan -out=FILE) is refused once the state or the
   GPUs changed since it was made.
 
-  Ctrl-C stops waiting and leaves what runs running, recorded in the state.
+  Ctrl-C works as in Terraform: the first finishes the steps in flight (a
+  rollout runs to its end, its drain included) and starts nothing new; a
+  second exits at once, leaving what runs running, recorded in the state.
 
 Options:
   -auto-approve         Do not ask for confirmation.
