@@ -364,7 +364,7 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 					a.mu.Unlock()
 					detail = fmt.Sprintf("a new proxy (pid %d) serves port %d; the engine (pid %d) was not restarted", now.Proxy.PID, now.Port, now.PID)
 				}
-				if c.Before != nil && c.Before.Deposed != nil {
+				if c.Before != nil && c.Before.Deposed != nil && !newProxy {
 					detail = fmt.Sprintf("old instance (pid %d) stopped", c.Before.Deposed.PID)
 					a.mu.Lock()
 					now := a.st.Server(c.Name)

@@ -742,3 +742,73 @@ func TestLostProxyWithItsEngineGone(t *testing.T) {
 		t.Errorf("the state must record both as they were: %+v", got)
 	}
 }
+
+// proxyStarter is a Proxies that starts every proxy with the fake driver
+// and records its requests.
+type proxyStarter struct {
+	d    *fakeDriver
+	reqs []launch.Request
+}
+
+func (p *proxyStarter) Ensure(ctx context.Context, r launch.Request, record func(*state.Instance, bool) error) (*state.Instance, error) {
+	p.reqs = append(p.reqs, r)
+	if err := record(&state.Instance{Driver: state.DriverProcess, LaunchID: "px"}, false); err != nil {
+		return nil, err
+	}
+	i, err := p.d.Start(ctx, driver.LaunchSpec{Driver: state.DriverProcess, Name: r.Name + "-proxy", LaunchID: "px"})
+	if err != nil {
+		return nil, err
+	}
+	return &i, record(&i, true)
+}
+
+func (p *proxyStarter) SetLimits(context.Context, string, *state.Instance, *state.ProxyLimits) error {
+	return nil
+}
+
+// TestLostProxyOfAKeptServer: the proxy of a server that keeps its previous
+// instance for rollback (keep_previous, so create_before_destroy and a
+// proxy) dies within the window. Apply starts a new proxy in front of the
+// running engine, with the key the proxy enforces for SGLang, leaves both
+// engines running, and says what it did (it said "previous instance kept
+// for rollback").
+func TestLostProxyOfAKeptServer(t *testing.T) {
+	d := newFakeDriver()
+	a, _ := newApplier(t, d, &fakeGates{})
+	ps := &proxyStarter{d: d}
+	a.Proxies = ps
+	h := &endHooks{}
+	a.Hooks = h
+	now := time.Now()
+	a.Now = func() time.Time { return now }
+	s := keptServer(d, "a", 8001, now.Add(-time.Minute))
+	px, _ := d.Start(context.Background(), driver.LaunchSpec{Driver: state.DriverProcess, Name: "a-proxy"})
+	delete(d.alive, px.PID)
+	s.Proxy, s.BackendPort, s.ConfigHash = &px, 41001, "h-ma"
+	s.Engine.Kind = "sglang"
+	prior := state.NewFile()
+	prior.Set(s)
+	after := desired("a", "ma", 8001)
+	after.Engine.Kind = "sglang"
+	after.Proxy, after.Keyed, after.APIKey, after.KeepPrevious = true, true, "sk-test-key", 10*time.Minute
+	starts := len(d.log())
+	p := &plan.Plan{Changes: []*plan.Change{{Addr: "server.a", Name: "a", Action: plan.Update, ProxyGone: true, Before: s, After: after}}}
+	st, err := a.Apply(context.Background(), p, prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := st.Server("a")
+	if got.Proxy == nil || got.Proxy.PID == px.PID || !d.alive[got.Proxy.PID] || got.PID != s.PID || got.Deposed == nil || !d.alive[s.Deposed.PID] {
+		t.Fatalf("want a new proxy in front of the running engine, the kept instance running: %+v", got)
+	}
+	if ev := d.log()[starts:]; len(ev) != 1 || !strings.HasPrefix(ev[0], "start a-proxy") {
+		t.Errorf("apply started or stopped %v; want only the new proxy", ev)
+	}
+	if len(ps.reqs) != 1 || ps.reqs[0].Key != "sk-test-key" || ps.reqs[0].Backend != 41001 || ps.reqs[0].Port != 8001 {
+		t.Errorf("proxy requests %+v; want one for port 8001 to the engine's 41001 that enforces the key", ps.reqs)
+	}
+	want := fmt.Sprintf("Modifications complete: a new proxy (pid %d) serves port 8001; the engine (pid %d) was not restarted", got.Proxy.PID, s.PID)
+	if len(h.ends) != 1 || h.ends[0] != want {
+		t.Errorf("ends %q, want %q", h.ends, want)
+	}
+}
