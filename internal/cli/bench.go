@@ -41,7 +41,7 @@ func runBench(m *Meta, args []string) int {
 	compare := fs.String("compare", "", "")
 	compareURL := fs.String("compare-url", "", "")
 	jsonOut := fs.Bool("json", false, "")
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if err := load.Validate(); err != nil {

@@ -235,3 +235,48 @@ token = (sensitive value)
 		}
 	}
 }
+
+// TestGateCommandsTakeVars: smoke and bench, like health, find a SERVER in
+// the configuration, so they take -var and -var-file: the error for a
+// missing value tells the user to pass -var. A bad flag value that is
+// checked after the server is found stops each before any request.
+func TestGateCommandsTakeVars(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.hcl"), `variable "port" {
+  type = number
+}
+
+engine "e" {
+  kind      = "vllm"
+  version   = "0.16.0"
+  rehearsal = true
+}
+
+model "m" {
+  path = "m"
+}
+
+server "s" {
+  engine = engine.e
+  model  = model.m
+  gpus   = [0]
+  port   = var.port
+}
+`)
+	writeFile(t, filepath.Join(dir, "p.rfvars"), "port = 8000\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"smoke", "s", "-var", "port=8000", "-timeout=-1s"}, "-timeout must be positive"},
+		{[]string{"smoke", "s", "-var-file=p.rfvars", "-timeout=-1s"}, "-timeout must be positive"},
+		{[]string{"bench", "s", "-var", "port=8000", "-goodput", "nope:1"}, "unknown SLO"},
+		{[]string{"bench", "-var-file", "p.rfvars", "s", "-goodput", "nope:1"}, "unknown SLO"},
+		{[]string{"smoke", "s", "-timeout=-1s"}, "pass -var port=VALUE"},
+	} {
+		code, stdout, stderr := runMain(t, append([]string{"-chdir=" + dir}, tc.args...)...)
+		if code != ExitError || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, want %d and %q\n%s%s", tc.args, code, ExitError, tc.want, stdout, stderr)
+		}
+	}
+}

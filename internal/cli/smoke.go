@@ -22,7 +22,7 @@ func runSmoke(m *Meta, args []string) int {
 	reasoning := fs.Bool("reasoning", false, "")
 	timeout := fs.Duration("timeout", 2*time.Minute, "")
 	jsonOut := fs.Bool("json", false, "")
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	named.Args = fs.Args()

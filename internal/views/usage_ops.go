@@ -179,7 +179,7 @@ Options:
                         -compare: {"a": ..., "b": ...}).
 
   Exits 1 when the benchmark cannot run or a threshold is missed.
-`
+` + VarsUsage
 
 // UsageHealth is the help text of roofline health.
 const UsageHealth = `Usage: roofline [global options] health SERVER [-json]
@@ -235,7 +235,7 @@ Options:
   -json             Print the result as JSON.
 
   Exits 0 when every step passes, 1 otherwise.
-`
+` + VarsUsage
 
 // UsageImport is the help text of roofline import.
 const UsageImport = `Usage: roofline [global options] import [options] ADDRESS ID
