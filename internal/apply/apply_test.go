@@ -812,3 +812,73 @@ func TestLostProxyOfAKeptServer(t *testing.T) {
 		t.Errorf("ends %q, want %q", h.ends, want)
 	}
 }
+
+// TestInterruptedRolloutWithItsProxyGone: a rollout was killed after its
+// gates, and the proxy died too. Nothing can flow through a dead proxy, so
+// apply does not wait out the drain limit on its last status file (which
+// still counts requests to the old instance); it finishes the rollout and
+// starts a new proxy in front of the new engine. It waited the whole drain
+// limit and said it cut those requests.
+func TestInterruptedRolloutWithItsProxyGone(t *testing.T) {
+	for _, passed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("gates passed %v", passed), func(t *testing.T) { interruptedWithProxyGone(t, passed) })
+	}
+}
+
+// interruptedWithProxyGone: forward (the new instance passed its gates) or
+// back (it did not: the old one serves again).
+func interruptedWithProxyGone(t *testing.T, passed bool) {
+	d := newFakeDriver()
+	a, _ := newApplier(t, d, &fakeGates{})
+	a.Proxies = &proxyStarter{d: d}
+	n := &notes{}
+	a.Hooks = n
+	old := oldServer(d, "a", "ma", 8001)
+	old.BackendPort = 41001
+	newer := oldServer(d, "a", "ma", 8001)
+	newer.Status, newer.BackendPort, newer.ConfigHash = state.StatusStarting, 41002, "h-ma"
+	newer.Gate = &state.GateResult{Passed: passed}
+	newer.Deposed = old.Clone()
+	px, _ := d.Start(context.Background(), driver.LaunchSpec{Driver: state.DriverProcess, Name: "a-proxy"})
+	delete(d.alive, px.PID)
+	newer.Proxy = &px
+	if err := os.MkdirAll(proxy.Dir(a.StateDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// The proxy pointed at the instance that serves, and still counted
+	// requests to the other when it died.
+	to, other := 41002, 41001
+	if !passed {
+		to, other = other, to
+	}
+	if err := proxy.WriteTarget(proxy.TargetFile(a.StateDir, "a"), proxy.TargetLine(to, "vllm", "")); err != nil {
+		t.Fatal(err)
+	}
+	stale := fmt.Sprintf(`{"target":"127.0.0.1:%d","in_flight":{"127.0.0.1:%d":3},"pid":%d}`, to, other, px.PID)
+	if err := os.WriteFile(proxy.StatusFile(a.StateDir, "a"), []byte(stale), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	prior := state.NewFile()
+	prior.Set(newer)
+	after := desired("a", "ma", 8001)
+	after.Proxy, after.DrainTimeout = true, 2*time.Second
+	p := &plan.Plan{Changes: []*plan.Change{{Addr: "server.a", Name: "a", Action: plan.Update, ProxyGone: true, Before: newer, After: after}}}
+	st, err := a.Apply(context.Background(), p, prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := st.Server("a")
+	serves, stopped := newer, old
+	if !passed {
+		serves, stopped = old, newer
+	}
+	if s.PID != serves.PID || s.Deposed != nil || d.alive[stopped.PID] || s.Proxy == nil || !d.alive[s.Proxy.PID] {
+		t.Fatalf("want pid %d serving behind a new proxy, pid %d stopped: %+v", serves.PID, stopped.PID, s)
+	}
+	for _, l := range n.lines {
+		if strings.Contains(l, "Drain limit") || strings.Contains(l, "Draining") {
+			t.Errorf("apply drained through a dead proxy: %q", n.lines)
+			break
+		}
+	}
+}
