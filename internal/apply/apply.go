@@ -364,7 +364,7 @@ func (a *Applier) Apply(ctx context.Context, p *plan.Plan, st *state.File) (*sta
 					a.mu.Unlock()
 					detail = fmt.Sprintf("a new proxy (pid %d) serves port %d; the engine (pid %d) was not restarted", now.Proxy.PID, now.Port, now.PID)
 				}
-				if c.Before != nil && c.Before.Deposed != nil {
+				if c.Before != nil && c.Before.Deposed != nil && !newProxy {
 					detail = fmt.Sprintf("old instance (pid %d) stopped", c.Before.Deposed.PID)
 					a.mu.Lock()
 					now := a.st.Server(c.Name)
@@ -571,7 +571,7 @@ func (a *Applier) recoverDeposed(ctx context.Context, p *plan.Plan) error {
 				}
 			}
 			if hasProc(s) {
-				if oldProxy != nil && old.BackendPort != 0 {
+				if oldProxy != nil && old.BackendPort != 0 && a.alive(ctx, *oldProxy) {
 					// Requests the new instance took while the proxy pointed at it.
 					_, _ = proxy.Drain(ctx, statusOf(oldProxy, a.StateDir, name), proxy.BackendAddr(old.BackendPort), drainLimit(p, name), nil)
 				}
@@ -609,9 +609,14 @@ func (a *Applier) retire(ctx context.Context, addr, name string, old *state.Serv
 		limit = plan.DefaultDrainTimeout
 	}
 	start := a.now()
-	left, err := proxy.Drain(ctx, statusOf(via, a.StateDir, name), proxy.BackendAddr(newBackend), limit, func(n int64, el time.Duration) {
-		a.note(addr, "Draining %d request(s) of the old instance (pid %d)... [%s elapsed, limit %s]", n, old.PID, el.Round(time.Second), limit)
-	})
+	var left int64
+	// A proxy that is gone streams nothing: its last status file would
+	// hold the drain to the limit for requests that died with it.
+	if via == nil || a.alive(ctx, *via) {
+		left, err = proxy.Drain(ctx, statusOf(via, a.StateDir, name), proxy.BackendAddr(newBackend), limit, func(n int64, el time.Duration) {
+			a.note(addr, "Draining %d request(s) of the old instance (pid %d)... [%s elapsed, limit %s]", n, old.PID, el.Round(time.Second), limit)
+		})
+	}
 	if ctx.Err() != nil {
 		return 0, &ServerError{Addr: addr, Phase: "drain", Err: fmt.Errorf("interrupted while the old instance (pid %d) drained %d request(s); the new instance serves, the old one keeps running until they finish and is stopped by the next apply", old.PID, left)}
 	}

@@ -742,3 +742,143 @@ func TestLostProxyWithItsEngineGone(t *testing.T) {
 		t.Errorf("the state must record both as they were: %+v", got)
 	}
 }
+
+// proxyStarter is a Proxies that starts every proxy with the fake driver
+// and records its requests.
+type proxyStarter struct {
+	d    *fakeDriver
+	reqs []launch.Request
+}
+
+func (p *proxyStarter) Ensure(ctx context.Context, r launch.Request, record func(*state.Instance, bool) error) (*state.Instance, error) {
+	p.reqs = append(p.reqs, r)
+	if err := record(&state.Instance{Driver: state.DriverProcess, LaunchID: "px"}, false); err != nil {
+		return nil, err
+	}
+	i, err := p.d.Start(ctx, driver.LaunchSpec{Driver: state.DriverProcess, Name: r.Name + "-proxy", LaunchID: "px"})
+	if err != nil {
+		return nil, err
+	}
+	return &i, record(&i, true)
+}
+
+func (p *proxyStarter) SetLimits(context.Context, string, *state.Instance, *state.ProxyLimits) error {
+	return nil
+}
+
+// TestLostProxyOfAKeptServer: the proxy of a server that keeps its previous
+// instance for rollback (keep_previous, so create_before_destroy and a
+// proxy) dies within the window. Apply starts a new proxy in front of the
+// running engine, with the key the proxy enforces for SGLang, leaves both
+// engines running, and says what it did (it said "previous instance kept
+// for rollback").
+func TestLostProxyOfAKeptServer(t *testing.T) {
+	d := newFakeDriver()
+	a, _ := newApplier(t, d, &fakeGates{})
+	ps := &proxyStarter{d: d}
+	a.Proxies = ps
+	h := &endHooks{}
+	a.Hooks = h
+	now := time.Now()
+	a.Now = func() time.Time { return now }
+	s := keptServer(d, "a", 8001, now.Add(-time.Minute))
+	px, _ := d.Start(context.Background(), driver.LaunchSpec{Driver: state.DriverProcess, Name: "a-proxy"})
+	delete(d.alive, px.PID)
+	s.Proxy, s.BackendPort, s.ConfigHash = &px, 41001, "h-ma"
+	s.Engine.Kind = "sglang"
+	prior := state.NewFile()
+	prior.Set(s)
+	after := desired("a", "ma", 8001)
+	after.Engine.Kind = "sglang"
+	after.Proxy, after.Keyed, after.APIKey, after.KeepPrevious = true, true, "sk-test-key", 10*time.Minute
+	starts := len(d.log())
+	p := &plan.Plan{Changes: []*plan.Change{{Addr: "server.a", Name: "a", Action: plan.Update, ProxyGone: true, Before: s, After: after}}}
+	st, err := a.Apply(context.Background(), p, prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := st.Server("a")
+	if got.Proxy == nil || got.Proxy.PID == px.PID || !d.alive[got.Proxy.PID] || got.PID != s.PID || got.Deposed == nil || !d.alive[s.Deposed.PID] {
+		t.Fatalf("want a new proxy in front of the running engine, the kept instance running: %+v", got)
+	}
+	if ev := d.log()[starts:]; len(ev) != 1 || !strings.HasPrefix(ev[0], "start a-proxy") {
+		t.Errorf("apply started or stopped %v; want only the new proxy", ev)
+	}
+	if len(ps.reqs) != 1 || ps.reqs[0].Key != "sk-test-key" || ps.reqs[0].Backend != 41001 || ps.reqs[0].Port != 8001 {
+		t.Errorf("proxy requests %+v; want one for port 8001 to the engine's 41001 that enforces the key", ps.reqs)
+	}
+	want := fmt.Sprintf("Modifications complete: a new proxy (pid %d) serves port 8001; the engine (pid %d) was not restarted", got.Proxy.PID, s.PID)
+	if len(h.ends) != 1 || h.ends[0] != want {
+		t.Errorf("ends %q, want %q", h.ends, want)
+	}
+}
+
+// TestInterruptedRolloutWithItsProxyGone: a rollout was killed after its
+// gates, and the proxy died too. Nothing can flow through a dead proxy, so
+// apply does not wait out the drain limit on its last status file (which
+// still counts requests to the old instance); it finishes the rollout and
+// starts a new proxy in front of the new engine. It waited the whole drain
+// limit and said it cut those requests.
+func TestInterruptedRolloutWithItsProxyGone(t *testing.T) {
+	for _, passed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("gates passed %v", passed), func(t *testing.T) { interruptedWithProxyGone(t, passed) })
+	}
+}
+
+// interruptedWithProxyGone: forward (the new instance passed its gates) or
+// back (it did not: the old one serves again).
+func interruptedWithProxyGone(t *testing.T, passed bool) {
+	d := newFakeDriver()
+	a, _ := newApplier(t, d, &fakeGates{})
+	a.Proxies = &proxyStarter{d: d}
+	n := &notes{}
+	a.Hooks = n
+	old := oldServer(d, "a", "ma", 8001)
+	old.BackendPort = 41001
+	newer := oldServer(d, "a", "ma", 8001)
+	newer.Status, newer.BackendPort, newer.ConfigHash = state.StatusStarting, 41002, "h-ma"
+	newer.Gate = &state.GateResult{Passed: passed}
+	newer.Deposed = old.Clone()
+	px, _ := d.Start(context.Background(), driver.LaunchSpec{Driver: state.DriverProcess, Name: "a-proxy"})
+	delete(d.alive, px.PID)
+	newer.Proxy = &px
+	if err := os.MkdirAll(proxy.Dir(a.StateDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// The proxy pointed at the instance that serves, and still counted
+	// requests to the other when it died.
+	to, other := 41002, 41001
+	if !passed {
+		to, other = other, to
+	}
+	if err := proxy.WriteTarget(proxy.TargetFile(a.StateDir, "a"), proxy.TargetLine(to, "vllm", "")); err != nil {
+		t.Fatal(err)
+	}
+	stale := fmt.Sprintf(`{"target":"127.0.0.1:%d","in_flight":{"127.0.0.1:%d":3},"pid":%d}`, to, other, px.PID)
+	if err := os.WriteFile(proxy.StatusFile(a.StateDir, "a"), []byte(stale), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	prior := state.NewFile()
+	prior.Set(newer)
+	after := desired("a", "ma", 8001)
+	after.Proxy, after.DrainTimeout = true, 2*time.Second
+	p := &plan.Plan{Changes: []*plan.Change{{Addr: "server.a", Name: "a", Action: plan.Update, ProxyGone: true, Before: newer, After: after}}}
+	st, err := a.Apply(context.Background(), p, prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := st.Server("a")
+	serves, stopped := newer, old
+	if !passed {
+		serves, stopped = old, newer
+	}
+	if s.PID != serves.PID || s.Deposed != nil || d.alive[stopped.PID] || s.Proxy == nil || !d.alive[s.Proxy.PID] {
+		t.Fatalf("want pid %d serving behind a new proxy, pid %d stopped: %+v", serves.PID, stopped.PID, s)
+	}
+	for _, l := range n.lines {
+		if strings.Contains(l, "Drain limit") || strings.Contains(l, "Draining") {
+			t.Errorf("apply drained through a dead proxy: %q", n.lines)
+			break
+		}
+	}
+}
