@@ -81,6 +81,10 @@ func newDockerEnv(t *testing.T, engineName string, cbd bool) *dockerEnv {
 	de := &dockerEnv{c: c, imgs: imgs, cbd: cbd}
 	// Registered before newEnv's cleanup, so it runs after its destroy.
 	t.Cleanup(func() {
+		// Probe containers of a roofline the test SIGKILLed mid-probe
+		// (TestDockerKill9DuringApply): its pid is gone, so a sweep takes
+		// them now rather than a later probe after a minute.
+		docker.New(c).SweepProbes(context.Background())
 		for _, ct := range de.containers(t) {
 			t.Errorf("container %s (%s) is left after destroy", ct.ID[:12], ct.State)
 			c.ContainerRemove(context.Background(), ct.ID)

@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/roofline/roofline/internal/driver"
@@ -25,6 +27,7 @@ const (
 	LabelStateDir   = "roofline.state_dir"   // the state directory, absolute
 	LabelConfigHash = "roofline.config_hash" // the planner's hash of the desired server
 	LabelProbe      = "roofline.probe"       // "true" on the throwaway containers of a probe
+	LabelProbeOwner = "roofline.probe_owner" // "HOST:PID" of the roofline that runs the probe
 )
 
 // Driver runs engines as containers. The zero value is not usable; call New.
@@ -496,10 +499,10 @@ func (d *Driver) RunImage(ctx context.Context, ref string, argv, env []string) (
 		Entrypoint: argv[:1],
 		Cmd:        append([]string{}, argv[1:]...),
 		Env:        env,
-		Labels:     map[string]string{LabelManaged: "true", LabelProbe: "true"},
+		Labels:     map[string]string{LabelManaged: "true", LabelProbe: "true", LabelProbeOwner: probeOwner()},
 		HostConfig: HostConfig{NetworkMode: "none", RestartPolicy: RestartPolicy{Name: "no"}, LogConfig: LogConfig{Type: "json-file"}},
 	}
-	d.sweepProbes(ctx)
+	d.SweepProbes(ctx)
 	id, err := d.C.ContainerCreate(ctx, "", cfg)
 	if err != nil {
 		return nil, err
@@ -542,15 +545,43 @@ func (d *Driver) RunImage(ctx context.Context, ref string, argv, env []string) (
 // run to read its output before a later probe removes it.
 const probeLeftAfter = time.Minute
 
-// sweepProbes removes the probe containers of runs that never removed
-// theirs (roofline killed during a probe). Best effort.
-func (d *Driver) sweepProbes(ctx context.Context) {
+// probeOwner names this process for LabelProbeOwner.
+func probeOwner() string {
+	host, _ := os.Hostname()
+	return host + ":" + strconv.Itoa(os.Getpid())
+}
+
+// ownerGone reports whether the roofline named by a LabelProbeOwner value
+// is known to have exited: it ran on this host and its pid is gone. A
+// probe of another host (a shared daemon) is never judged by pid.
+func ownerGone(owner string) bool {
+	i := strings.LastIndexByte(owner, ':')
+	if i < 0 {
+		return false
+	}
+	host, _ := os.Hostname()
+	pid, err := strconv.Atoi(owner[i+1:])
+	if owner[:i] != host || err != nil || pid <= 1 || pid == os.Getpid() {
+		return false
+	}
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// SweepProbes removes the probe containers of runs that never removed
+// theirs (roofline killed during a probe): at once when the run's process
+// is known to be gone, else a minute after the container ended. Best
+// effort.
+func (d *Driver) SweepProbes(ctx context.Context) {
 	list, err := d.C.ContainerList(ctx, LabelProbe+"=true")
 	if err != nil {
 		return
 	}
 	for _, s := range list {
 		if s.State != "exited" && s.State != "created" && s.State != "dead" {
+			continue
+		}
+		if ownerGone(s.Labels[LabelProbeOwner]) {
+			_ = d.C.ContainerRemove(ctx, s.ID)
 			continue
 		}
 		c, err := d.C.ContainerInspect(ctx, s.ID)

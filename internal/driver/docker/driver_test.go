@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -394,13 +396,25 @@ func readFile(t *testing.T, path string) string {
 }
 
 // TestSweepProbes: probe containers a killed roofline left are removed by
-// a later probe once they are old; recent ones (another probe reading its
-// output) are not.
+// a later probe once they are old, or at once when that roofline ran on
+// this host and has exited; recent ones of a live run (another probe
+// reading its output), or of another host sharing the daemon, are not.
 func TestSweepProbes(t *testing.T) {
 	f, d := newTestDriver(t)
 	ctx := context.Background()
+	host, _ := os.Hostname()
+	exited := exec.Command("true")
+	if err := exited.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := exited.Process.Pid
+	owner := ""
 	mk := func(finished time.Time) string {
-		id, err := d.C.ContainerCreate(ctx, "", &ContainerConfig{Image: testRef, Entrypoint: []string{"vllm"}, Labels: map[string]string{LabelProbe: "true"}})
+		labels := map[string]string{LabelProbe: "true"}
+		if owner != "" {
+			labels[LabelProbeOwner] = owner
+		}
+		id, err := d.C.ContainerCreate(ctx, "", &ContainerConfig{Image: testRef, Entrypoint: []string{"vllm"}, Labels: labels})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -412,14 +426,38 @@ func TestSweepProbes(t *testing.T) {
 	}
 	old := mk(time.Now().Add(-time.Hour))
 	recent := mk(time.Now())
+	owner = fmt.Sprintf("%s:%d", host, os.Getppid())
+	live := mk(time.Now())
+	owner = fmt.Sprintf("%s:%d", host, dead)
+	killed := mk(time.Now())
+	owner = fmt.Sprintf("other-%s:%d", host, dead)
+	elsewhere := mk(time.Now())
 	if _, err := runWithOutput(t, f, d, []string{"vllm", "--version"}, "0.16.0\n", "", 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := f.containers[old]; ok {
-		t.Error("an hour-old probe container was kept")
+	for _, c := range []struct {
+		id, what string
+		kept     bool
+	}{
+		{old, "an hour-old probe container", false},
+		{recent, "a probe container that just exited", true},
+		{live, "a recent probe container of a live roofline", true},
+		{killed, "a probe container of a roofline that exited", false},
+		{elsewhere, "a recent probe container of another host's roofline", true},
+	} {
+		if _, ok := f.containers[c.id]; ok != c.kept {
+			t.Errorf("%s: kept %v, want %v", c.what, ok, c.kept)
+		}
 	}
-	if _, ok := f.containers[recent]; !ok {
-		t.Error("a probe container that just exited was removed")
+	var labelled string
+	f.mu.Lock()
+	f.startHook = func(c *fakeContainer) { labelled = c.c.Config.Labels[LabelProbeOwner] }
+	f.mu.Unlock()
+	if _, err := d.RunImage(ctx, testRef, []string{"vllm", "--version"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if labelled != probeOwner() || !strings.HasSuffix(labelled, fmt.Sprintf(":%d", os.Getpid())) {
+		t.Errorf("a probe's container is labelled %q, want %q", labelled, probeOwner())
 	}
 }
 
