@@ -933,8 +933,10 @@ func (a *Applier) Rollback(ctx context.Context, st *state.File, name string) (*s
 		return a.st, 0, fmt.Errorf("no server %q in the state", name)
 	case s.Deposed == nil || s.Deposed.Status != state.StatusKept:
 		return a.st, 0, fmt.Errorf("server.%s has no previous instance to roll back to (lifecycle { keep_previous = \"10m\" } keeps one after a rollout)", name)
-	case s.Proxy == nil || !a.alive(ctx, *s.Proxy):
+	case s.Proxy == nil:
 		return a.st, 0, fmt.Errorf("server.%s has no running proxy to switch", name)
+	case !a.alive(ctx, *s.Proxy):
+		return a.st, 0, fmt.Errorf("server.%s cannot switch: its proxy (pid %d) is gone; the engine (pid %d) and the previous instance (pid %d) still run, as the state records. Run roofline apply: it starts a new proxy in front of the engine; then roll back", name, s.Proxy.PID, s.PID, s.Deposed.PID)
 	case !a.alive(ctx, s.Deposed.Instance):
 		return a.st, 0, fmt.Errorf("the previous instance of server.%s (pid %d) is no longer running", name, s.Deposed.PID)
 	}

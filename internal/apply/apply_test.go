@@ -882,3 +882,25 @@ func interruptedWithProxyGone(t *testing.T, passed bool) {
 		}
 	}
 }
+
+// TestRollbackWithItsProxyGone: roofline rollback needs the proxy to switch;
+// when it is gone the error says what still runs and what to do (apply
+// starts a new proxy in front of the engine), and nothing changes.
+func TestRollbackWithItsProxyGone(t *testing.T) {
+	d := newFakeDriver()
+	a, _ := newApplier(t, d, &fakeGates{})
+	s := keptServer(d, "a", 8001, time.Now())
+	px, _ := d.Start(context.Background(), driver.LaunchSpec{Driver: state.DriverProcess, Name: "a-proxy"})
+	delete(d.alive, px.PID)
+	s.Proxy, s.BackendPort = &px, 41002
+	prior := state.NewFile()
+	prior.Set(s)
+	st, _, err := a.Rollback(context.Background(), prior, "a")
+	want := fmt.Sprintf("its proxy (pid %d) is gone; the engine (pid %d) and the previous instance (pid %d) still run, as the state records. Run roofline apply: it starts a new proxy in front of the engine; then roll back", px.PID, s.PID, s.Deposed.PID)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("rollback: %v\nwant: %s", err, want)
+	}
+	if got := st.Server("a"); got.PID != s.PID || got.Deposed == nil || got.Deposed.PID != s.Deposed.PID {
+		t.Errorf("the state changed: %+v", got)
+	}
+}
