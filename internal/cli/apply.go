@@ -44,6 +44,16 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	if !parseFlags(m, fs, args) {
 		return ExitError
 	}
+	if destroy {
+		// apply's flag set: the planning modes that contradict a destroy
+		// are refused, not silently ignored (plan -destroy refuses them).
+		switch {
+		case o.refreshOnly:
+			return usageError(m, name, "-refresh-only with destroy: destroy stops servers; run roofline apply -refresh-only to record what changed outside roofline")
+		case len(o.replaces) > 0:
+			return usageError(m, name, "-replace with destroy: destroy stops servers and replaces none; use roofline apply -replace=server.NAME")
+		}
+	}
 	var (
 		p      *plan.Plan
 		b      *backend

@@ -55,6 +55,20 @@ func TestSavedPlanRefusesPlanningFlags(t *testing.T) {
 	}
 }
 
+// TestDestroyRefusesPlanningModes: destroy shares apply's flags, and
+// -refresh-only and -replace, which contradict a destroy, were accepted and
+// ignored; they are refused before anything is read, as plan -destroy
+// -refresh-only is.
+func TestDestroyRefusesPlanningModes(t *testing.T) {
+	dir := t.TempDir()
+	for _, flag := range []string{"-refresh-only", "-replace=server.b"} {
+		code, stdout, stderr := runMain(t, "-chdir="+dir, "destroy", "-auto-approve", flag)
+		if code != ExitError || stdout != "" || !strings.Contains(stderr, strings.SplitN(flag, "=", 2)[0]+" with destroy") {
+			t.Errorf("destroy %s: exit %d\n%s%s", flag, code, stdout, stderr)
+		}
+	}
+}
+
 // TestImportToAnUndeclaredServer: import to a server the configuration does
 // not declare says so and how to write its block; it said "-target=
 // server.nope: no such server", a flag the user never typed.
