@@ -237,10 +237,16 @@ token = (sensitive value)
 }
 
 // TestGateCommandsTakeVars: smoke and bench, like health, find a SERVER in
-// the configuration, so they take -var and -var-file: the error for a
+// the configuration (rollback its state directory), so they take -var and
+// -var-file: the error for a
 // missing value tells the user to pass -var. A bad flag value that is
 // checked after the server is found stops each before any request.
 func TestGateCommandsTakeVars(t *testing.T) {
+	// rollback copies roofline's executable into the state directory; in a
+	// test that is the test binary, which need not be copied.
+	old := selfExecutable
+	selfExecutable = func() (string, error) { return "/bin/false", nil }
+	t.Cleanup(func() { selfExecutable = old })
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "main.hcl"), `variable "port" {
   type = number
@@ -273,6 +279,9 @@ server "s" {
 		{[]string{"bench", "s", "-var", "port=8000", "-goodput", "nope:1"}, "unknown SLO"},
 		{[]string{"bench", "-var-file", "p.rfvars", "s", "-goodput", "nope:1"}, "unknown SLO"},
 		{[]string{"smoke", "s", "-timeout=-1s"}, "pass -var port=VALUE"},
+		// rollback finds the state directory through the configuration too.
+		{[]string{"rollback", "s", "-var", "port=8000"}, `no server "s" in the state`},
+		{[]string{"rollback", "s"}, "pass -var port=VALUE"},
 	} {
 		code, stdout, stderr := runMain(t, append([]string{"-chdir=" + dir}, tc.args...)...)
 		if code != ExitError || !strings.Contains(stderr, tc.want) {

@@ -20,7 +20,7 @@ func init() {
 func runRollback(m *Meta, args []string) int {
 	fs := newFlags("rollback")
 	lockTimeout := fs.Duration("lock-timeout", 0, "")
-	if !parseFlags(m, fs, args) {
+	if !parseConfigFlags(m, fs, args) {
 		return ExitError
 	}
 	if fs.NArg() != 1 {

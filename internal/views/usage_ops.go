@@ -315,7 +315,7 @@ const UsageRollback = `Usage: roofline [global options] rollback [options] SERVE
 
 Options:
   -lock-timeout=DURATION  Wait this long for the state lock. Default 0s.
-`
+` + VarsUsage
 
 // UsageProxy is the help text of roofline proxy.
 const UsageProxy = `Usage: roofline [global options] proxy -listen HOST:PORT -target-file FILE [-status-file FILE] [-api-key-file FILE]
