@@ -126,7 +126,7 @@ func runApply(m *Meta, args []string, destroy bool) int {
 	}
 	if !saved && !o.autoApprove {
 		if !confirm(m, destroy) {
-			m.view().ApplyCancelled()
+			m.view().ApplyCancelled(destroy)
 			return ExitError
 		}
 	}

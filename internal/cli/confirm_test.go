@@ -71,7 +71,7 @@ func TestInterruptAtTheApprovalPrompt(t *testing.T) {
 	defer w.Close()
 	var errb bytes.Buffer
 	code := Main([]string{"-chdir=" + dir, "destroy"}, Streams{In: in, InTerminal: true, Out: out, Err: &errb})
-	if code != ExitError || !out.fired || !strings.Contains(errb.String(), "Apply cancelled. Nothing was changed.") {
+	if code != ExitError || !out.fired || !strings.Contains(errb.String(), "Destroy cancelled. Nothing was changed.") {
 		t.Fatalf("exit %d, prompt seen %v\n%s\n%s", code, out.fired, out.buf.String(), errb.String())
 	}
 	after, _ := os.ReadFile(filepath.Join(dir, ".state", state.StateFileName))

@@ -438,7 +438,7 @@ func TestRollbackToTheKeptInstance(t *testing.T) {
 
 	e.write(cfg(1))
 	r := e.mustRun(0, "apply", "-auto-approve")
-	if !strings.Contains(r.stdout, "is kept for 10m0s") || !strings.Contains(r.stdout, "1 added, 0 changed, 0 destroyed") {
+	if !strings.Contains(r.stdout, "is kept for 10m0s") || !strings.Contains(r.stdout, "1 added, 0 changed, 0 destroyed") || !strings.Contains(r.stdout, "Plan: 1 to add, 0 to change, 0 to destroy") || !strings.Contains(r.stdout, "Rollback: the old instance (pid ") {
 		t.Fatalf("the rollout should keep the previous instance:\n%s", r.stdout)
 	}
 	second := e.status()["q"].PID

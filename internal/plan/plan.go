@@ -306,9 +306,27 @@ func (p *Plan) HasChanges() bool {
 	return false
 }
 
-// Counts returns how many servers are added, changed and destroyed, as
-// Terraform counts them (a replacement adds one and destroys one).
+// Counts are the plan's summary figures: servers added, changed and
+// destroyed. A create-before-destroy rollout that keeps the previous
+// instance for rollback (keep_previous) destroys nothing.
 func (p *Plan) Counts() (add, change, destroy int) {
+	return p.count(func(c *Change) bool { return KeepsPrevious(c.Action, c.Before, c.After) })
+}
+
+// AppliedCounts is Counts after an apply that left st: a rollout whose
+// previous instance st now keeps destroyed nothing; one that could not
+// keep it (its GPUs, an interrupted window) destroyed it.
+func (p *Plan) AppliedCounts(st *state.File) (add, change, destroy int) {
+	return p.count(func(c *Change) bool {
+		if st == nil || c.Before == nil {
+			return false
+		}
+		s := st.Server(c.Name)
+		return s != nil && s.Deposed != nil && s.Deposed.Status == state.StatusKept && s.Deposed.PID == c.Before.PID
+	})
+}
+
+func (p *Plan) count(kept func(*Change) bool) (add, change, destroy int) {
 	for _, c := range p.Changes {
 		switch c.Action {
 		case Create:
@@ -317,28 +335,28 @@ func (p *Plan) Counts() (add, change, destroy int) {
 			change++
 		case Delete:
 			destroy++
-		case DeleteThenCreate, CreateThenDelete:
+		case DeleteThenCreate:
 			add++
 			destroy++
-		}
-	}
-	return
-}
-
-// AppliedCounts is Counts after an apply that left st: a rollout whose
-// previous instance st now keeps for rollback (keep_previous) destroyed
-// nothing; that instance still runs.
-func (p *Plan) AppliedCounts(st *state.File) (add, change, destroy int) {
-	add, change, destroy = p.Counts()
-	for _, c := range p.Changes {
-		if c.Action != CreateThenDelete || c.Before == nil || st == nil {
-			continue
-		}
-		if s := st.Server(c.Name); s != nil && s.Deposed != nil && s.Deposed.Status == state.StatusKept && s.Deposed.PID == c.Before.PID {
-			destroy--
+		case CreateThenDelete:
+			add++
+			if !kept(c) {
+				destroy++
+			}
 		}
 	}
 	return add, change, destroy
+}
+
+// KeepsPrevious says whether a replacement keeps the instance it replaces,
+// drained and idle, for rollback: a create-before-destroy with
+// keep_previous whose endpoint stays (an endpoint that moves takes its old
+// proxy away with the old instance).
+func KeepsPrevious(act Action, before *state.Server, after *Desired) bool {
+	if act != CreateThenDelete || before == nil || after == nil || after.KeepPrevious <= 0 {
+		return false
+	}
+	return !(before.Proxy != nil && after.Proxy && (before.Port != after.Port || before.Host != after.Host))
 }
 
 // Change returns the change of the named server, or nil.

@@ -515,6 +515,9 @@ func renderChange(w io.Writer, ch JSONChange, act Action, c Colorizer, createdAt
 	if ch.Downtime != "" && act == DeleteThenCreate {
 		fmt.Fprintf(w, "    %s %s\n", c("[yellow][bold]Downtime:[reset]"), ch.Downtime)
 	}
+	if KeepsPrevious(act, ch.Before, ch.After) {
+		fmt.Fprintf(w, "    Rollback: the old instance (pid %d) is kept, drained, for %s after the switch (keep_previous); roofline rollback %s switches back to it\n", ch.Before.PID, ch.After.KeepPrevious, ch.Address)
+	}
 }
 
 // renderBenchBeside shows the running server's last bench next to the

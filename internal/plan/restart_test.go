@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/roofline/roofline/internal/state"
@@ -134,5 +135,31 @@ func TestAppliedCounts(t *testing.T) {
 	st.Set(&state.Server{Name: "a", Instance: state.Instance{PID: 11}})
 	if add, change, del := p.AppliedCounts(st); add != 2 || change != 0 || del != 2 {
 		t.Errorf("stopped: %d added, %d changed, %d destroyed; want 2, 0, 2", add, change, del)
+	}
+}
+
+// TestKeepsPrevious: which replacements keep the old instance for rollback,
+// and so count as destroying nothing in the plan.
+func TestKeepsPrevious(t *testing.T) {
+	proxied := &state.Server{Name: "a", Port: 8000, Proxy: &state.Instance{PID: 9}}
+	for _, tc := range []struct {
+		name   string
+		act    Action
+		before *state.Server
+		after  *Desired
+		want   bool
+	}{
+		{"keep_previous rollout", CreateThenDelete, proxied, &Desired{Port: 8000, Proxy: true, KeepPrevious: time.Minute}, true},
+		{"no keep_previous", CreateThenDelete, proxied, &Desired{Port: 8000, Proxy: true}, false},
+		{"endpoint moves", CreateThenDelete, proxied, &Desired{Port: 8001, Proxy: true, KeepPrevious: time.Minute}, false},
+		{"destroy first", DeleteThenCreate, proxied, &Desired{Port: 8000, Proxy: true, KeepPrevious: time.Minute}, false},
+	} {
+		if got := KeepsPrevious(tc.act, tc.before, tc.after); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+		p := &Plan{Changes: []*Change{{Name: "a", Action: tc.act, Before: tc.before, After: tc.after}}}
+		if _, _, del := p.Counts(); (del == 0) != tc.want {
+			t.Errorf("%s: plan destroys %d", tc.name, del)
+		}
 	}
 }

@@ -30,8 +30,15 @@ func (v *View) ApplyPlanErrors(cluster bool) {
 // SavedPlanNoChanges: applying a saved plan with nothing to do.
 func (v *View) SavedPlanNoChanges() { fmt.Fprintln(v.Out, "The saved plan has no changes.") }
 
-// ApplyCancelled: the prompt was not answered "yes".
-func (v *View) ApplyCancelled() { fmt.Fprintln(v.Err, "\nApply cancelled. Nothing was changed.") }
+// ApplyCancelled: the prompt was not answered "yes" (Terraform's "Apply
+// cancelled." or "Destroy cancelled.").
+func (v *View) ApplyCancelled(destroy bool) {
+	verb := "Apply"
+	if destroy {
+		verb = "Destroy"
+	}
+	fmt.Fprintf(v.Err, "\n%s cancelled. Nothing was changed.\n", verb)
+}
 
 // ClusterApplyFailed: the host's servers were applied, a cluster's failed.
 func (v *View) ClusterApplyFailed(err error) {
