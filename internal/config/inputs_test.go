@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -283,6 +284,28 @@ func TestDocsListEveryAttribute(t *testing.T) {
 		for _, b := range sc.Blocks {
 			if !strings.Contains(string(doc), "`"+b.Type) {
 				t.Errorf("docs/language.md does not list the block %s", b.Type)
+			}
+		}
+	}
+}
+
+// TestDocsListEveryClusterAttribute: docs/kubernetes.md (which
+// docs/language.md points to for cluster blocks) shows every attribute of a
+// cluster block and its toleration and model_volume blocks being set.
+func TestDocsListEveryClusterAttribute(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/kubernetes.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range []*hcl.BodySchema{clusterSchema, tolerationSchema, modelVolumeSchema} {
+		for _, a := range sc.Attributes {
+			if !regexp.MustCompile(`\b` + a.Name + ` *=`).Match(doc) {
+				t.Errorf("docs/kubernetes.md does not set the attribute %s", a.Name)
+			}
+		}
+		for _, b := range sc.Blocks {
+			if !strings.Contains(string(doc), b.Type+" {") {
+				t.Errorf("docs/kubernetes.md does not show the block %s", b.Type)
 			}
 		}
 	}

@@ -227,7 +227,7 @@ func validateServer(s *Server, where string) error {
 	case s.CommandLen < 0:
 		return fmt.Errorf("%s: command_len %d is negative", where, s.CommandLen)
 	case !knownStatus[s.Status]:
-		return fmt.Errorf("%s: status %q is not one of starting, ready, failed, stopping", where, s.Status)
+		return fmt.Errorf("%s: status %q is not one of starting, ready, failed, stopping, kept", where, s.Status)
 	case s.Driver == "":
 		return fmt.Errorf("%s: driver is empty", where)
 	}
