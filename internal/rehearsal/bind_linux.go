@@ -58,11 +58,17 @@ func (b *boundSocket) listen() (net.Listener, error) {
 		return nil, err
 	}
 	f := os.NewFile(uintptr(b.fd), "vllm-server-socket")
+	b.fd = -1 // f owns it now: closing it again later could close another file that took its number
 	defer f.Close()
 	return net.FileListener(f)
 }
 
-func (b *boundSocket) close() { _ = syscall.Close(b.fd) }
+func (b *boundSocket) close() {
+	if b.fd >= 0 {
+		_ = syscall.Close(b.fd)
+		b.fd = -1
+	}
+}
 
 // workerAttr makes the worker die with its parent (the pipe watch is the
 // second line of defence: Pdeathsig follows the spawning thread).

@@ -26,6 +26,9 @@ const (
 	EnvMemorySkew = "ROOFLINE_REHEARSAL_MEMORY_SKEW"
 	// envRole marks the worker child (vLLM's EngineCore, SGLang's scheduler).
 	envRole = "ROOFLINE_REHEARSAL_ROLE"
+	// envParent is the API server's pid, given to its worker, which
+	// signals it when ready.
+	envParent = "ROOFLINE_REHEARSAL_PARENT"
 )
 
 // Failure injection (ROOFLINE_REHEARSAL_FAIL): a comma-separated list of a

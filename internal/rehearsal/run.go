@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,19 +62,41 @@ func (e *engineRun) apiServer(env Env, argv []string) int {
 	}
 	e.logConfig(l)
 
+	// The worker reports ready twice: a line on its ready pipe and SIGUSR1
+	// to this process. A lost line (a start under load once hung here,
+	// serving nothing, with the worker done) cannot hang the engine then.
+	readySig := make(chan os.Signal, 1)
+	signal.Notify(readySig, syscall.SIGUSR1)
+	defer signal.Stop(readySig)
 	w, err := e.spawn(env, argv)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "rehearsal: cannot start the worker process: %v\n", err)
 		return 1
 	}
 	defer w.stop()
+	// A worker that neither reports nor exits is a bug of the rehearsal
+	// engine: its goroutines and ours go to the log, then it fails.
+	silence := time.NewTimer(e.k.loadTime + e.k.warmup + 90*time.Second)
+	defer silence.Stop()
 	select {
 	case <-w.ready:
+	case <-readySig:
 	case <-w.exited:
 		e.logStartFailed(l)
 		return 1
 	case <-sigs:
 		return 0
+	case <-silence.C:
+		fmt.Fprintf(env.Stderr, "rehearsal: the worker (pid %d) has neither reported ready nor exited (ready pipe: %s); its goroutines and the API server's follow\n", w.cmd.Process.Pid, w.readLine())
+		buf := make([]byte, 1<<20)
+		env.Stderr.Write(buf[:runtime.Stack(buf, true)])
+		_ = w.cmd.Process.Signal(syscall.SIGQUIT) // Go prints its goroutines and exits 2
+		select {
+		case <-w.exited:
+		case <-time.After(10 * time.Second):
+		}
+		e.logStartFailed(l)
+		return 1
 	}
 
 	opts := e.serveOptions()
@@ -208,6 +231,18 @@ type workerProc struct {
 	ready  chan struct{}
 	exited chan struct{}
 	once   sync.Once
+	// line is what the ready pipe gave, for the report of a silent worker.
+	mu   sync.Mutex
+	line string
+}
+
+func (w *workerProc) readLine() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.line == "" {
+		return "nothing read yet"
+	}
+	return w.line
 }
 
 // childEnv is passed on to the worker so that it decides as the parent did.
@@ -236,7 +271,7 @@ func (e *engineRun) spawn(env Env, argv []string) (*workerProc, error) {
 			vars = append(vars, k+"="+v)
 		}
 	}
-	cmd.Env = append(vars, envRole+"=worker")
+	cmd.Env = append(vars, envRole+"=worker", envParent+"="+strconv.Itoa(os.Getpid()))
 	cmd.Stdout, cmd.Stderr = env.Stdout, env.Stderr
 	cmd.ExtraFiles = []*os.File{aliveR, readyW}
 	cmd.SysProcAttr = workerAttr()
@@ -251,8 +286,11 @@ func (e *engineRun) spawn(env Env, argv []string) (*workerProc, error) {
 	readyW.Close()
 	w := &workerProc{cmd: cmd, alive: aliveW, ready: make(chan struct{}), exited: make(chan struct{})}
 	go func() {
-		line, _ := bufio.NewReader(readyR).ReadString('\n')
+		line, err := bufio.NewReader(readyR).ReadString('\n')
 		readyR.Close()
+		w.mu.Lock()
+		w.line = fmt.Sprintf("%q, %v", line, err)
+		w.mu.Unlock()
 		if strings.TrimSpace(line) == "ready" {
 			close(w.ready)
 		}
@@ -305,6 +343,12 @@ func (e *engineRun) worker(env Env) int {
 	if ready != nil {
 		_, _ = ready.WriteString("ready\n")
 		ready.Close()
+	}
+	// The second report (apiServer): SIGUSR1 to the API server that
+	// started this worker, never to another process that became the parent.
+	parent, _ := env.lookup(envParent)
+	if pid, err := strconv.Atoi(parent); err == nil && pid > 1 && os.Getppid() == pid {
+		_ = syscall.Kill(pid, syscall.SIGUSR1)
 	}
 	if e.k.fail.crash {
 		time.Sleep(e.k.fail.crashAfter)
