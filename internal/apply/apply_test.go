@@ -507,15 +507,20 @@ func TestDestroyStopsTheKeptInstance(t *testing.T) {
 	}
 }
 
-// notes records the steps apply shows (Noter).
+// notes records the steps apply shows (Noter): every line, and each
+// End's verb and detail on its own.
 type notes struct {
 	mu    sync.Mutex
 	lines []string
+	ends  []string
 }
 
 func (n *notes) Begin(string, string)                   {}
 func (n *notes) Progress(string, time.Duration, string) {}
 func (n *notes) End(addr, verb string, elapsed time.Duration, detail string) {
+	n.mu.Lock()
+	n.ends = append(n.ends, verb+": "+detail)
+	n.mu.Unlock()
 	n.Note(addr, fmt.Sprintf("%s after %s (%s)", verb, elapsed, detail))
 }
 func (n *notes) Note(addr, msg string) {
@@ -668,15 +673,6 @@ func TestStartPassesTheStateLogs(t *testing.T) {
 	}
 }
 
-// endHooks records each End's verb and detail.
-type endHooks struct{ ends []string }
-
-func (h *endHooks) Begin(addr, verb string)                         {}
-func (h *endHooks) Progress(addr string, _ time.Duration, _ string) {}
-func (h *endHooks) End(addr, verb string, _ time.Duration, d string) {
-	h.ends = append(h.ends, verb+": "+d)
-}
-
 // TestFinishedRolloutKeepsThePrevious: apply finishing a rollout that a
 // killed apply left after the gates passed keeps the old instance when
 // keep_previous says so, and its last line says it is kept, not "old
@@ -684,7 +680,7 @@ func (h *endHooks) End(addr, verb string, _ time.Duration, d string) {
 func TestFinishedRolloutKeepsThePrevious(t *testing.T) {
 	d := newFakeDriver()
 	a, _ := newApplier(t, d, &fakeGates{})
-	h := &endHooks{}
+	h := &notes{}
 	a.Hooks = h
 	prior := state.NewFile()
 	old := oldServer(d, "a", "ma", 8001)
@@ -777,7 +773,7 @@ func TestLostProxyOfAKeptServer(t *testing.T) {
 	a, _ := newApplier(t, d, &fakeGates{})
 	ps := &proxyStarter{d: d}
 	a.Proxies = ps
-	h := &endHooks{}
+	h := &notes{}
 	a.Hooks = h
 	now := time.Now()
 	a.Now = func() time.Time { return now }

@@ -207,7 +207,8 @@ func (pl *planner) memoryChecks(ours map[int]bool) {
 			continue
 		}
 		for _, g := range s.GPUs {
-			final[g] = append(final[g], claim{server: name, bytes: pl.heldBytes(s, g), untargeted: true})
+			held, _ := pl.holds(pl.in.Observed[name], s.ClaimBytes, name, g)
+			final[g] = append(final[g], claim{server: name, bytes: held, untargeted: true})
 		}
 		// Its previous instance kept for rollback too: apply leaves it
 		// alone while the server is not targeted.
@@ -323,36 +324,6 @@ func (pl *planner) claimBytes(name string, g int) uint64 {
 		}
 	}
 	return uint64(util * float64(cudaTotal(pl.in.Snapshot, g)))
-}
-
-// heldBytes estimates what a running server that this plan leaves alone
-// holds on GPU g: what it claimed at its start, else what its processes
-// use there, else its configured share.
-func (pl *planner) heldBytes(s *state.Server, g int) uint64 {
-	if s.ClaimBytes > 0 {
-		return s.ClaimBytes
-	}
-	if dev, ok := pl.in.Snapshot.GPU(g); ok {
-		pids := map[int]bool{s.PID: true}
-		if o := pl.in.Observed[s.Name]; o != nil {
-			for _, p := range o.GPUPids {
-				pids[p] = true
-			}
-		}
-		var used uint64
-		for _, p := range dev.Processes {
-			if pids[p.PID] {
-				used += p.UsedMemoryBytes
-			}
-		}
-		if used > 0 {
-			return used
-		}
-	}
-	if pl.in.Config.Servers[s.Name] != nil {
-		return pl.claimBytes(s.Name, g)
-	}
-	return 0
 }
 
 // oldClaim estimates what the running instance holds on GPU g: its

@@ -53,14 +53,29 @@ func (pl *planner) keptOf(name string, before *state.Server, after *Desired) *Ke
 		k.Gone, k.Detail = true, o.Detail
 		return k
 	}
-	if m := pl.measured(o); m > 0 {
-		k.MemoryBytes, k.MemorySource = m, "measured"
-	} else if dep.ClaimBytes > 0 {
-		k.MemoryBytes, k.MemorySource = dep.ClaimBytes, "claimed at its start"
-	} else if after != nil && len(dep.GPUs) > 0 && pl.in.Config != nil && pl.in.Config.Servers[name] != nil && pl.in.Snapshot != nil {
-		k.MemoryBytes, k.MemorySource = pl.claimBytes(name, dep.GPUs[0]), "estimated"
+	if len(dep.GPUs) > 0 {
+		k.MemoryBytes, k.MemorySource = pl.holds(o, dep.ClaimBytes, name, dep.GPUs[0])
+		if k.MemorySource == "estimated" && after == nil {
+			k.MemoryBytes, k.MemorySource = 0, "" // nothing configured to estimate from
+		}
 	}
 	return k
+}
+
+// holds is the GPU memory a running instance holds on its GPU g, and how
+// that is known: measured when the GPU snapshot lists its processes (o's),
+// else what it claimed at its start, else server name's configured share.
+func (pl *planner) holds(o *Observation, claimed uint64, name string, g int) (uint64, string) {
+	if m := pl.measured(o); m > 0 {
+		return m, "measured"
+	}
+	if claimed > 0 {
+		return claimed, "claimed at its start"
+	}
+	if pl.in.Config != nil && pl.in.Config.Servers[name] != nil && pl.in.Snapshot != nil {
+		return pl.claimBytes(name, g), "estimated"
+	}
+	return 0, ""
 }
 
 // measured is the most GPU memory the observed processes hold on one GPU;
